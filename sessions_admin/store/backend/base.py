@@ -1,0 +1,88 @@
+"""Django's SQLite backend, narrowed for a store that is not ours.
+
+Three differences from the stock backend, all applied when a connection opens:
+
+* the file is opened through a ``file:…?mode=rw`` (or ``mode=ro``) URI, so a
+  missing store is reported instead of silently created as an empty file;
+* an SQLite authorizer refuses every statement that would create, alter or
+  drop anything, insert or update any row, attach another file, or delete
+  from any table but the three session tables. Even a mistaken
+  ``migrate --database agents`` fails here instead of creating
+  ``django_migrations`` inside the runtime's store;
+* the journal mode is never touched: the runtime owns it.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+from pathlib import Path
+from urllib.parse import quote
+
+from django.db.backends.sqlite3 import base
+
+logger = logging.getLogger(__name__)
+
+#: The only tables the dashboard may ever delete from (the runtime's cascade).
+DELETABLE_TABLES = frozenset({"session_messages", "session_state", "sessions"})
+
+# Pragmas a connection may set on itself; they change nothing in the file.
+_SETTABLE_PRAGMAS = frozenset(
+    {"foreign_keys", "legacy_alter_table", "busy_timeout", "query_only", "cache_size",
+     "temp_store", "mmap_size"}
+)
+# Pragmas that only read; some take a table name as their argument.
+_READ_PRAGMAS = frozenset(
+    {"table_info", "table_xinfo", "index_list", "index_info", "index_xinfo",
+     "foreign_key_list", "foreign_key_check", "user_version", "schema_version",
+     "journal_mode", "page_count", "page_size", "freelist_count", "data_version",
+     "database_list", "compile_options", "quick_check", "integrity_check",
+     "application_id", "encoding", "table_list"}
+)
+_VALUE_PRAGMAS_READ_ONLY_WITH_ARG = frozenset(
+    {"table_info", "table_xinfo", "index_list", "index_info", "index_xinfo",
+     "foreign_key_list", "foreign_key_check", "quick_check", "integrity_check", "table_list"}
+)
+_ALWAYS_ALLOWED = frozenset(
+    {sqlite3.SQLITE_READ, sqlite3.SQLITE_SELECT, sqlite3.SQLITE_FUNCTION,
+     sqlite3.SQLITE_TRANSACTION, sqlite3.SQLITE_SAVEPOINT, sqlite3.SQLITE_RECURSIVE}
+)
+
+
+def store_authorizer(action: int, arg1: str | None, arg2: str | None, db_name: str | None,
+                     trigger: str | None) -> int:
+    """Allow reads and the session deletes; deny everything else (see module doc)."""
+    if action in _ALWAYS_ALLOWED:
+        return sqlite3.SQLITE_OK
+    if action == sqlite3.SQLITE_DELETE and arg1 in DELETABLE_TABLES and db_name == "main":
+        return sqlite3.SQLITE_OK
+    if action == sqlite3.SQLITE_PRAGMA:
+        name = (arg1 or "").lower()
+        if name in _SETTABLE_PRAGMAS:
+            return sqlite3.SQLITE_OK
+        if name in _READ_PRAGMAS and (arg2 is None or name in _VALUE_PRAGMAS_READ_ONLY_WITH_ARG):
+            return sqlite3.SQLITE_OK
+    logger.warning("refused a statement on the store: action=%s %s %s", action, arg1, arg2)
+    return sqlite3.SQLITE_DENY
+
+
+def store_uri(path: str | Path, *, read_only: bool) -> str:
+    """A URI that opens an existing file only (``mode=rw``/``mode=ro`` never create)."""
+    mode = "ro" if read_only else "rw"
+    return f"file:{quote(str(path), safe='/')}?mode={mode}"
+
+
+class DatabaseWrapper(base.DatabaseWrapper):
+    def get_connection_params(self) -> dict:
+        kwargs = super().get_connection_params()
+        self.read_only = bool(kwargs.pop("read_only", False))
+        kwargs["database"] = store_uri(self.settings_dict["NAME"], read_only=self.read_only)
+        return kwargs
+
+    def get_new_connection(self, conn_params: dict) -> sqlite3.Connection:
+        conn = super().get_new_connection(conn_params)
+        conn.set_authorizer(store_authorizer)
+        return conn
+
+    def is_in_memory_db(self) -> bool:
+        return False

@@ -1,0 +1,146 @@
+"""Unmanaged, read-only models over the runtime's three session tables.
+
+They map ``../shared/store-spec/schema.sql`` column for column. JSON columns
+stay ``TextField``: the runtime's text is shown as it is and parsed in Python
+(:mod:`sessions_admin.store.jsontext`), because a broken row must never break
+a query. Nothing here can write: ``save()``, ``delete()`` and the queryset
+writes raise :class:`StoreIsReadOnly`; deletes go through
+:mod:`sessions_admin.store.deletion` only.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, ClassVar
+
+from django.db import models
+
+from sessions_admin.store.jsontext import ParsedJSON, parse_json_text
+from sessions_admin.store.timeutil import from_epoch_ms
+
+
+class StoreIsReadOnly(Exception):
+    """Raised by every ORM write path on a store model."""
+
+
+class ReadOnlyQuerySet(models.QuerySet):
+    def _refuse(self, *args: Any, **kwargs: Any) -> None:
+        raise StoreIsReadOnly(
+            "The store belongs to the agent runtime; only sessions_admin.store.deletion "
+            "may delete from it, and nothing may update or insert."
+        )
+
+    update = delete = bulk_create = bulk_update = get_or_create = update_or_create = _refuse
+    create = _refuse
+
+
+class StoreModel(models.Model):
+    _store_model: ClassVar[bool] = True
+
+    objects = ReadOnlyQuerySet.as_manager()
+
+    class Meta:
+        abstract = True
+        managed = False
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        raise StoreIsReadOnly(f"{type(self).__name__} rows belong to the runtime and are never saved.")
+
+    def delete(self, *args: Any, **kwargs: Any) -> Any:
+        raise StoreIsReadOnly(
+            f"Delete {type(self).__name__} rows through sessions_admin.store.deletion."
+        )
+
+
+class Session(StoreModel):
+    id = models.TextField(primary_key=True)
+    target_key = models.TextField()
+    profile_key = models.TextField(default="default")
+    principal_id = models.TextField(null=True)
+    title = models.TextField(null=True)
+    turn_count = models.IntegerField(null=True, default=0)
+    created_at = models.BigIntegerField(help_text="epoch milliseconds")
+    last_active = models.BigIntegerField(help_text="epoch milliseconds")
+
+    class Meta(StoreModel.Meta):
+        db_table = "sessions"
+        ordering = ["-last_active", "-id"]
+        default_permissions = ("view", "delete")
+        permissions = [("clear_all_sessions", "Can clear every session in the store")]
+
+    def __str__(self) -> str:
+        return self.id
+
+    @property
+    def created(self) -> datetime | None:
+        return from_epoch_ms(self.created_at)
+
+    @property
+    def last_active_at(self) -> datetime | None:
+        return from_epoch_ms(self.last_active)
+
+
+class Message(StoreModel):
+    id = models.IntegerField(primary_key=True)
+    session = models.ForeignKey(
+        Session, on_delete=models.DO_NOTHING, db_constraint=False, related_name="messages"
+    )
+    role = models.TextField()
+    content = models.TextField()
+    tool_name = models.TextField(null=True)
+    tool_call_id = models.TextField(null=True)
+    tool_target = models.TextField(null=True)
+    tool_op = models.TextField(null=True)
+    tool_args = models.TextField(null=True)
+    tool_result = models.TextField(null=True)
+    tool_duration_ms = models.IntegerField(null=True)
+    trace_id = models.TextField(null=True)
+    span_id = models.TextField(null=True)
+    model_id = models.TextField(null=True)
+    ts = models.BigIntegerField(help_text="epoch milliseconds")
+
+    class Meta(StoreModel.Meta):
+        db_table = "session_messages"
+        ordering = ["ts", "id"]
+        default_permissions = ("view",)
+
+    def __str__(self) -> str:
+        return f"{self.role} message {self.id}"
+
+    @property
+    def at(self) -> datetime | None:
+        return from_epoch_ms(self.ts)
+
+    @property
+    def args(self) -> ParsedJSON | None:
+        return parse_json_text(self.tool_args)
+
+    @property
+    def result(self) -> ParsedJSON | None:
+        return parse_json_text(self.tool_result)
+
+
+class SessionState(StoreModel):
+    pk = models.CompositePrimaryKey("session_id", "key")
+    session = models.ForeignKey(
+        Session, on_delete=models.DO_NOTHING, db_constraint=False, related_name="state"
+    )
+    key = models.TextField()
+    value = models.TextField()
+    updated_at = models.BigIntegerField(help_text="epoch milliseconds")
+
+    class Meta(StoreModel.Meta):
+        db_table = "session_state"
+        ordering = ["key"]
+        default_permissions = ()
+
+    def __str__(self) -> str:
+        return f"{self.session_id}:{self.key}"
+
+    @property
+    def updated(self) -> datetime | None:
+        return from_epoch_ms(self.updated_at)
+
+    @property
+    def parsed(self) -> ParsedJSON | None:
+        return parse_json_text(self.value)

@@ -1,0 +1,394 @@
+"""Finding sessions fast among hundreds of thousands.
+
+The list is keyset-paginated (never OFFSET, never a full COUNT per page) and
+every query runs under :func:`~sessions_admin.store.connection.time_limit`.
+
+The default order, most recently active first across all targets, has no
+index of its own: the store only has ``idx_session_target (target_key,
+last_active)``. So the list walks the few distinct targets with index seeks
+(a skip scan done by hand), takes the newest slice of each from that index
+and merges them in Python. A filter on principal or title text has no index
+at all; those run as one plain scan, bounded by the time limit.
+"""
+
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.core import signing
+from django.utils import timezone
+
+from sessions_admin.store.connection import store_connection, time_limit
+from sessions_admin.store.timeutil import from_epoch_ms, to_epoch_ms
+
+PAGE_SIZE = 50
+COUNT_CAP = 10_000
+#: Above this many distinct targets the merge stops paying off.
+MAX_MERGED_TARGETS = 200
+
+SORTS: dict[str, tuple[str, bool]] = {
+    "-last_active": ("last_active", True),
+    "last_active": ("last_active", False),
+    "-created_at": ("created_at", True),
+    "created_at": ("created_at", False),
+    "-turn_count": ("turn_count", True),
+    "turn_count": ("turn_count", False),
+}
+DEFAULT_SORT = "-last_active"
+# turn_count may be NULL; sort and page on it as 0 so keyset comparisons hold.
+_SORT_EXPR = {
+    "last_active": "last_active",
+    "created_at": "created_at",
+    "turn_count": "COALESCE(turn_count, 0)",
+}
+ACTIVE_PRESETS: dict[str, tuple[str, timedelta]] = {
+    "1h": ("last hour", timedelta(hours=1)),
+    "24h": ("last day", timedelta(days=1)),
+    "7d": ("last week", timedelta(days=7)),
+    "30d": ("last 30 days", timedelta(days=30)),
+    "90d": ("last 90 days", timedelta(days=90)),
+}
+SESSION_COLUMNS = (
+    "id", "target_key", "profile_key", "principal_id", "title", "turn_count",
+    "created_at", "last_active",
+)
+_SELECT = f"SELECT {', '.join(SESSION_COLUMNS)} FROM sessions"
+
+
+class BadQuery(ValueError):
+    """A malformed filter, sort or cursor: the page answers 400 with this text."""
+
+
+@dataclass(frozen=True)
+class SessionRow:
+    id: str
+    target_key: str
+    profile_key: str
+    principal_id: str | None
+    title: str | None
+    turn_count: int | None
+    created_at: int
+    last_active: int
+
+    @property
+    def created(self) -> datetime | None:
+        return from_epoch_ms(self.created_at)
+
+    @property
+    def last_active_at(self) -> datetime | None:
+        return from_epoch_ms(self.last_active)
+
+    def sort_value(self, column: str) -> int:
+        if column == "turn_count":
+            return self.turn_count or 0
+        return getattr(self, column)
+
+
+@dataclass(frozen=True)
+class SessionFilter:
+    target: str | None = None
+    profile: str | None = None
+    principal: str | None = None
+    q: str | None = None
+    active_after_ms: int | None = None
+    active_before_ms: int | None = None
+
+    def is_empty(self) -> bool:
+        return all(value in (None, "") for value in self.__dict__.values())
+
+    def where(self, *, include_target: bool = True) -> tuple[list[str], list[Any]]:
+        clauses: list[str] = []
+        params: list[Any] = []
+        if include_target and self.target:
+            clauses.append("target_key = ?")
+            params.append(self.target)
+        if self.profile:
+            clauses.append("profile_key = ?")
+            params.append(self.profile)
+        if self.principal:
+            clauses.append("principal_id = ?")
+            params.append(self.principal)
+        if self.q:
+            pattern = "%" + _escape_like(self.q) + "%"
+            clauses.append("(title LIKE ? ESCAPE '\\' OR id LIKE ? ESCAPE '\\')")
+            params += [pattern, pattern]
+        if self.active_after_ms is not None:
+            clauses.append("last_active >= ?")
+            params.append(self.active_after_ms)
+        if self.active_before_ms is not None:
+            clauses.append("last_active < ?")
+            params.append(self.active_before_ms)
+        return clauses, params
+
+    def describe(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if v not in (None, "")}
+
+
+def _escape_like(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+@dataclass(frozen=True)
+class Cursor:
+    """Where the next slice starts: the last row's sort value and id."""
+
+    sort: str
+    value: int
+    id: str
+
+    def token(self) -> str:
+        return signing.dumps([self.sort, self.value, self.id], salt="sessions.cursor", compress=True)
+
+    @classmethod
+    def from_token(cls, token: str, sort: str) -> Cursor:
+        try:
+            data = signing.loads(token, salt="sessions.cursor")
+            token_sort, value, row_id = data
+        except (signing.BadSignature, ValueError, TypeError):
+            raise BadQuery("The link's page position (cursor) is damaged or was edited.") from None
+        if token_sort != sort or not isinstance(value, int) or not isinstance(row_id, str):
+            raise BadQuery("The page position (cursor) does not belong to this sort order.")
+        return cls(sort, value, row_id)
+
+
+@dataclass
+class SessionPage:
+    rows: list[SessionRow]
+    next_cursor: Cursor | None
+    strategy: str
+    count: int | None = None
+    count_capped: bool = False
+    sql: list[str] = field(default_factory=list)
+
+
+def parse_datetime_param(name: str, raw: str) -> int:
+    text = raw.strip()
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise BadQuery(
+            f"{name} must be an ISO date or date-time such as 2026-11-28 or "
+            f"2026-11-28T14:00; got {raw!r}."
+        ) from None
+    if timezone.is_naive(moment):
+        moment = timezone.make_aware(moment, timezone.get_default_timezone())
+    return to_epoch_ms(moment)
+
+
+def parse_filter(params: Any, *, now: datetime | None = None) -> SessionFilter:
+    """Build a filter from query parameters; unknown parameters are ignored."""
+
+    def text(name: str) -> str | None:
+        value = params.get(name, "")
+        value = value.strip() if isinstance(value, str) else ""
+        if len(value) > 1000:
+            raise BadQuery(f"{name} is too long (over 1,000 characters).")
+        return value or None
+
+    after = before = None
+    active = text("active")
+    if active:
+        if active not in ACTIVE_PRESETS:
+            raise BadQuery(
+                f"active must be one of {', '.join(ACTIVE_PRESETS)}; got {active!r}."
+            )
+        now = now or timezone.now()
+        after = to_epoch_ms(now - ACTIVE_PRESETS[active][1])
+    if raw := text("active_after"):
+        after = max(after or 0, parse_datetime_param("active_after", raw))
+    if raw := text("active_before"):
+        before = parse_datetime_param("active_before", raw)
+    return SessionFilter(
+        target=text("target"),
+        profile=text("profile"),
+        principal=text("principal"),
+        q=text("q"),
+        active_after_ms=after,
+        active_before_ms=before,
+    )
+
+
+def parse_sort(raw: str | None) -> str:
+    if not raw:
+        return DEFAULT_SORT
+    if raw not in SORTS:
+        raise BadQuery(f"sort must be one of {', '.join(SORTS)}; got {raw!r}.")
+    return raw
+
+
+def _cursor_execute(sql: str, params: list[Any]) -> list[tuple]:
+    with store_connection().cursor() as cursor:
+        cursor.execute(sql.replace("?", "%s"), params)
+        return cursor.fetchall()
+
+
+def distinct_targets(limit: int = MAX_MERGED_TARGETS + 1) -> list[str]:
+    """Distinct target keys by index seeks: one seek per target, not a scan."""
+    targets: list[str] = []
+    previous: str | None = None
+    while len(targets) < limit:
+        if previous is None:
+            rows = _cursor_execute("SELECT MIN(target_key) FROM sessions", [])
+        else:
+            rows = _cursor_execute(
+                "SELECT MIN(target_key) FROM sessions WHERE target_key > ?", [previous]
+            )
+        value = rows[0][0] if rows else None
+        if value is None:
+            break
+        targets.append(value)
+        previous = value
+    return targets
+
+
+def _keyset(column: str, descending: bool, cursor: Cursor | None) -> tuple[list[str], list[Any]]:
+    if cursor is None:
+        return [], []
+    expr = _SORT_EXPR[column]
+    op, op_eq = ("<", "<=") if descending else (">", ">=")
+    # The first clause lets SQLite use the index range; the second breaks ties by id.
+    return (
+        [f"{expr} {op_eq} ?", f"({expr} {op} ? OR id {op} ?)"],
+        [cursor.value, cursor.value, cursor.id],
+    )
+
+
+def _order(column: str, descending: bool) -> str:
+    direction = "DESC" if descending else "ASC"
+    return f"ORDER BY {_SORT_EXPR[column]} {direction}, id {direction}"
+
+
+def list_sessions(
+    session_filter: SessionFilter,
+    sort: str = DEFAULT_SORT,
+    cursor: Cursor | None = None,
+    *,
+    limit: int = PAGE_SIZE,
+    with_count: bool = False,
+    time_limit_ms: int | None = None,
+) -> SessionPage:
+    column, descending = SORTS[sort]
+    key_clauses, key_params = _keyset(column, descending, cursor)
+    with time_limit(time_limit_ms):
+        page = _fetch(session_filter, column, descending, key_clauses, key_params, limit)
+        if with_count:
+            page.count, page.count_capped = count_sessions(session_filter)
+    if len(page.rows) > limit:
+        last = page.rows[limit - 1]
+        page.rows = page.rows[:limit]
+        page.next_cursor = Cursor(sort, last.sort_value(column), last.id)
+    return page
+
+
+def _fetch(
+    session_filter: SessionFilter,
+    column: str,
+    descending: bool,
+    key_clauses: list[str],
+    key_params: list[Any],
+    limit: int,
+) -> SessionPage:
+    order = _order(column, descending)
+    mergeable = (
+        column == "last_active"
+        and not session_filter.target
+        and not session_filter.principal
+        and not session_filter.q
+    )
+    if mergeable:
+        targets = distinct_targets()
+        if len(targets) <= MAX_MERGED_TARGETS:
+            clauses, params = session_filter.where(include_target=False)
+            sql = (
+                f"{_SELECT} WHERE {' AND '.join(['target_key = ?', *clauses, *key_clauses])} "
+                f"{order} LIMIT {limit + 1}"
+            )
+            slices = [
+                [SessionRow(*row) for row in _cursor_execute(sql, [target, *params, *key_params])]
+                for target in targets
+            ]
+            merged = heapq.merge(
+                *slices, key=lambda row: (row.last_active, row.id), reverse=descending
+            )
+            rows = [row for _, row in zip(range(limit + 1), merged, strict=False)]
+            return SessionPage(rows=rows, next_cursor=None, strategy="merge", sql=[sql])
+    clauses, params = session_filter.where()
+    where = f"WHERE {' AND '.join(clauses + key_clauses)}" if clauses or key_clauses else ""
+    sql = f"{_SELECT} {where} {order} LIMIT {limit + 1}"
+    rows = [SessionRow(*row) for row in _cursor_execute(sql, params + key_params)]
+    return SessionPage(rows=rows, next_cursor=None, strategy="scan", sql=[sql])
+
+
+def count_sessions(session_filter: SessionFilter, cap: int = COUNT_CAP) -> tuple[int, bool]:
+    """How many sessions match, counting at most ``cap + 1`` rows."""
+    clauses, params = session_filter.where()
+    where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
+    rows = _cursor_execute(
+        f"SELECT COUNT(*) FROM (SELECT 1 FROM sessions {where} LIMIT {cap + 1})", params
+    )
+    count = rows[0][0]
+    return min(count, cap), count > cap
+
+
+def get_session(session_id: str) -> SessionRow | None:
+    rows = _cursor_execute(f"{_SELECT} WHERE id = ?", [session_id])
+    return SessionRow(*rows[0]) if rows else None
+
+
+def existing_session_ids(session_ids: list[str]) -> set[str]:
+    found: set[str] = set()
+    for start in range(0, len(session_ids), 500):
+        batch = session_ids[start:start + 500]
+        marks = ", ".join("?" * len(batch))
+        found.update(
+            row[0] for row in _cursor_execute(f"SELECT id FROM sessions WHERE id IN ({marks})", batch)
+        )
+    return found
+
+
+@dataclass(frozen=True)
+class TargetProfile:
+    target_key: str
+    profile_key: str
+    sessions: int
+    last_active: int
+
+    @property
+    def last_active_at(self) -> datetime | None:
+        return from_epoch_ms(self.last_active)
+
+
+@dataclass
+class TargetSummary:
+    target_key: str
+    profiles: list[TargetProfile]
+
+    @property
+    def sessions(self) -> int:
+        return sum(p.sessions for p in self.profiles)
+
+    @property
+    def last_active_at(self) -> datetime | None:
+        return max((p.last_active_at for p in self.profiles if p.last_active_at), default=None)
+
+
+def targets_overview(*, time_limit_ms: int | None = None) -> list[TargetSummary]:
+    """Each target with its profiles, counts and last activity (one covering-index scan)."""
+    with time_limit(time_limit_ms):
+        rows = _cursor_execute(
+            "SELECT target_key, profile_key, COUNT(*), MAX(last_active) FROM sessions "
+            "GROUP BY target_key, profile_key ORDER BY target_key, profile_key",
+            [],
+        )
+    summaries: dict[str, TargetSummary] = {}
+    for target, profile, count, last in rows:
+        summary = summaries.setdefault(target, TargetSummary(target, []))
+        summary.profiles.append(TargetProfile(target, profile, count, last))
+    return list(summaries.values())
+
+
+def filter_with(session_filter: SessionFilter, **changes: Any) -> SessionFilter:
+    return replace(session_filter, **changes)

@@ -1,0 +1,19 @@
+"""Epoch-millisecond columns as aware datetimes, and back."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+
+def from_epoch_ms(value: int | float | None) -> datetime | None:
+    """An aware UTC datetime, or None for a null or out-of-range value."""
+    if value is None:
+        return None
+    try:
+        return datetime.fromtimestamp(value / 1000, tz=UTC)
+    except (OverflowError, OSError, ValueError, TypeError):
+        return None
+
+
+def to_epoch_ms(moment: datetime) -> int:
+    return int(moment.timestamp() * 1000)

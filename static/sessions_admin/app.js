@@ -1,0 +1,69 @@
+// sessions-admin: small behaviours that need no inline script (CSP forbids them).
+(function () {
+  "use strict";
+
+  // Copy buttons: <button class="copy" data-copy="…">
+  document.addEventListener("click", function (event) {
+    var button = event.target.closest("button.copy[data-copy]");
+    if (!button) return;
+    var text = button.getAttribute("data-copy");
+    var done = function () {
+      button.classList.add("copied");
+      var label = button.textContent;
+      button.textContent = "copied";
+      setTimeout(function () { button.textContent = label; button.classList.remove("copied"); }, 1200);
+    };
+    if (navigator.clipboard && window.isSecureContext) {
+      navigator.clipboard.writeText(text).then(done, function () { fallbackCopy(text); done(); });
+    } else {
+      fallbackCopy(text);
+      done();
+    }
+  });
+
+  function fallbackCopy(text) {
+    var area = document.createElement("textarea");
+    area.value = text;
+    area.setAttribute("readonly", "");
+    area.style.position = "fixed";
+    area.style.opacity = "0";
+    document.body.appendChild(area);
+    area.select();
+    try { document.execCommand("copy"); } catch (e) { /* nothing more to try */ }
+    document.body.removeChild(area);
+  }
+
+  // "/" focuses the page's main search box (the first [data-slash-focus] that is
+  // not the header's, else the header's); Escape closes an open dialog.
+  document.addEventListener("keydown", function (event) {
+    var tag = (event.target.tagName || "").toLowerCase();
+    var typing = tag === "input" || tag === "textarea" || tag === "select" || event.target.isContentEditable;
+    if (event.key === "/" && !typing && !event.ctrlKey && !event.metaKey && !event.altKey) {
+      var boxes = document.querySelectorAll("[data-slash-focus]");
+      var box = boxes.length > 1 ? boxes[1] : boxes[0];
+      if (box) { event.preventDefault(); box.focus(); box.select(); }
+    }
+    if (event.key === "Escape") {
+      var dialog = document.querySelector("dialog[open]");
+      if (dialog) { dialog.close(); }
+    }
+  });
+
+  // Dialogs swapped in by htmx open as modals: <dialog data-open-modal>.
+  function openDialogs(root) {
+    (root || document).querySelectorAll("dialog[data-open-modal]:not([open])").forEach(function (d) {
+      d.showModal();
+      var cancel = d.querySelector("[data-autofocus]");
+      if (cancel) cancel.focus();
+    });
+  }
+  document.addEventListener("htmx:afterSettle", function (event) { openDialogs(event.target); });
+  document.addEventListener("DOMContentLoaded", function () { openDialogs(document); });
+  document.addEventListener("click", function (event) {
+    var closer = event.target.closest("[data-close-dialog]");
+    if (closer) {
+      var d = closer.closest("dialog");
+      if (d) { event.preventDefault(); d.close(); d.remove(); }
+    }
+  });
+})();
