@@ -54,11 +54,16 @@ def store(tmp_path, settings, django_db_setup) -> Iterator[StoreBuilder]:
     point_store_at(django_db_setup)
 
 
-def _user(username: str, *, staff: bool, perms: tuple[str, ...] = (), superuser: bool = False) -> User:
-    user = User.objects.create_user(username, password="pw-" + username, is_staff=staff,
-                                    is_superuser=superuser)
+def _user(
+    username: str, *, staff: bool, perms: tuple[str, ...] = (), superuser: bool = False
+) -> User:
+    user = User.objects.create_user(
+        username, password="pw-" + username, is_staff=staff, is_superuser=superuser
+    )
     for codename in perms:
-        user.user_permissions.add(Permission.objects.get(codename=codename, content_type__app_label="sessions_admin"))
+        user.user_permissions.add(
+            Permission.objects.get(codename=codename, content_type__app_label="sessions_admin")
+        )
     return user
 
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-SCHEMA = (Path(__file__).resolve().parent.parent / "sessions_admin" / "store" / "schema.sql")
+SCHEMA = Path(__file__).resolve().parent.parent / "sessions_admin" / "store" / "schema.sql"
 BASE_MS = 1_764_000_000_000  # 2025-11-24, a fixed moment so tests are repeatable
 
 
@@ -46,12 +46,22 @@ class StoreBuilder:
     def connect(self) -> sqlite3.Connection:
         conn = sqlite3.connect(self.path)
         conn.execute("PRAGMA foreign_keys = ON")
+        # Test stores are throwaway: skip fsync so building them is quick.
+        conn.execute("PRAGMA synchronous = OFF")
         return conn
 
-    def add_session(self, session_id: str | None = None, *, target: str = "system.registry",
-                    profile: str = "default", principal: str | None = "user:alice",
-                    title: str | None = "a session", turn_count: int | None = 0,
-                    created_at: int | None = None, last_active: int | None = None) -> str:
+    def add_session(
+        self,
+        session_id: str | None = None,
+        *,
+        target: str = "system.registry",
+        profile: str = "default",
+        principal: str | None = "user:alice",
+        title: str | None = "a session",
+        turn_count: int | None = 0,
+        created_at: int | None = None,
+        last_active: int | None = None,
+    ) -> str:
         number = next(self._ids)
         session_id = session_id if session_id is not None else f"sess_{number:06d}"
         created_at = created_at if created_at is not None else BASE_MS + number * 1000
@@ -60,13 +70,28 @@ class StoreBuilder:
             conn.execute(
                 "INSERT INTO sessions (id, target_key, profile_key, principal_id, title, "
                 "turn_count, created_at, last_active) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (session_id, target, profile, principal, title, turn_count, created_at,
-                 last_active),
+                (
+                    session_id,
+                    target,
+                    profile,
+                    principal,
+                    title,
+                    turn_count,
+                    created_at,
+                    last_active,
+                ),
             )
         return session_id
 
-    def add_message(self, session_id: str, role: str = "user", content: str = "hello", *,
-                    ts: int | None = None, **tool: Any) -> int:
+    def add_message(
+        self,
+        session_id: str,
+        role: str = "user",
+        content: str = "hello",
+        *,
+        ts: int | None = None,
+        **tool: Any,
+    ) -> int:
         for key in ("tool_args", "tool_result"):
             if key in tool and not isinstance(tool[key], str) and tool[key] is not None:
                 tool[key] = json.dumps(tool[key])
@@ -81,11 +106,14 @@ class StoreBuilder:
             )
             return cursor.lastrowid
 
-    def add_state(self, session_id: str, key: str, value: Any, *, updated_at: int = BASE_MS) -> None:
+    def add_state(
+        self, session_id: str, key: str, value: Any, *, updated_at: int = BASE_MS
+    ) -> None:
         text = value if isinstance(value, str) else json.dumps(value)
         with self.connect() as conn:
             conn.execute(
-                "INSERT INTO session_state (session_id, key, value, updated_at) VALUES (?, ?, ?, ?)",
+                "INSERT INTO session_state (session_id, key, value, updated_at) "
+                "VALUES (?, ?, ?, ?)",
                 (session_id, key, text, updated_at),
             )
 

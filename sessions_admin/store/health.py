@@ -20,13 +20,31 @@ EXPECTED_USER_VERSION = 2
 #: The columns each table must have; extra columns are fine.
 REQUIRED_COLUMNS: dict[str, tuple[str, ...]] = {
     "sessions": (
-        "id", "target_key", "profile_key", "principal_id", "title", "turn_count",
-        "created_at", "last_active",
+        "id",
+        "target_key",
+        "profile_key",
+        "principal_id",
+        "title",
+        "turn_count",
+        "created_at",
+        "last_active",
     ),
     "session_messages": (
-        "id", "session_id", "role", "content", "tool_name", "tool_call_id", "tool_target",
-        "tool_op", "tool_args", "tool_result", "tool_duration_ms", "trace_id", "span_id",
-        "model_id", "ts",
+        "id",
+        "session_id",
+        "role",
+        "content",
+        "tool_name",
+        "tool_call_id",
+        "tool_target",
+        "tool_op",
+        "tool_args",
+        "tool_result",
+        "tool_duration_ms",
+        "trace_id",
+        "span_id",
+        "model_id",
+        "ts",
     ),
     "session_state": ("session_id", "key", "value", "updated_at"),
 }
@@ -114,8 +132,7 @@ def _inspect(conn: sqlite3.Connection, status: StoreStatus) -> None:
     status.user_version = conn.execute("PRAGMA user_version").fetchone()[0]
     status.journal_mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
     tables = {
-        name
-        for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+        name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
     }
     status.reachable = True
     for table, columns in REQUIRED_COLUMNS.items():

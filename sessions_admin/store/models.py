@@ -44,7 +44,9 @@ class StoreModel(models.Model):
         managed = False
 
     def save(self, *args: Any, **kwargs: Any) -> None:
-        raise StoreIsReadOnly(f"{type(self).__name__} rows belong to the runtime and are never saved.")
+        raise StoreIsReadOnly(
+            f"{type(self).__name__} rows belong to the runtime and are never saved."
+        )
 
     def delete(self, *args: Any, **kwargs: Any) -> Any:
         raise StoreIsReadOnly(

@@ -52,8 +52,14 @@ ACTIVE_PRESETS: dict[str, tuple[str, timedelta]] = {
     "90d": ("last 90 days", timedelta(days=90)),
 }
 SESSION_COLUMNS = (
-    "id", "target_key", "profile_key", "principal_id", "title", "turn_count",
-    "created_at", "last_active",
+    "id",
+    "target_key",
+    "profile_key",
+    "principal_id",
+    "title",
+    "turn_count",
+    "created_at",
+    "last_active",
 )
 _SELECT = f"SELECT {', '.join(SESSION_COLUMNS)} FROM sessions"
 
@@ -140,7 +146,9 @@ class Cursor:
     id: str
 
     def token(self) -> str:
-        return signing.dumps([self.sort, self.value, self.id], salt="sessions.cursor", compress=True)
+        return signing.dumps(
+            [self.sort, self.value, self.id], salt="sessions.cursor", compress=True
+        )
 
     @classmethod
     def from_token(cls, token: str, sort: str) -> Cursor:
@@ -192,9 +200,7 @@ def parse_filter(params: Any, *, now: datetime | None = None) -> SessionFilter:
     active = text("active")
     if active:
         if active not in ACTIVE_PRESETS:
-            raise BadQuery(
-                f"active must be one of {', '.join(ACTIVE_PRESETS)}; got {active!r}."
-            )
+            raise BadQuery(f"active must be one of {', '.join(ACTIVE_PRESETS)}; got {active!r}.")
         now = now or timezone.now()
         after = to_epoch_ms(now - ACTIVE_PRESETS[active][1])
     if raw := text("active_after"):
@@ -341,10 +347,11 @@ def get_session(session_id: str) -> SessionRow | None:
 def existing_session_ids(session_ids: list[str]) -> set[str]:
     found: set[str] = set()
     for start in range(0, len(session_ids), 500):
-        batch = session_ids[start:start + 500]
+        batch = session_ids[start : start + 500]
         marks = ", ".join("?" * len(batch))
         found.update(
-            row[0] for row in _cursor_execute(f"SELECT id FROM sessions WHERE id IN ({marks})", batch)
+            row[0]
+            for row in _cursor_execute(f"SELECT id FROM sessions WHERE id IN ({marks})", batch)
         )
     return found
 

@@ -28,29 +28,71 @@ DELETABLE_TABLES = frozenset({"session_messages", "session_state", "sessions"})
 
 # Pragmas a connection may set on itself; they change nothing in the file.
 _SETTABLE_PRAGMAS = frozenset(
-    {"foreign_keys", "legacy_alter_table", "busy_timeout", "query_only", "cache_size",
-     "temp_store", "mmap_size"}
+    {
+        "foreign_keys",
+        "legacy_alter_table",
+        "busy_timeout",
+        "query_only",
+        "cache_size",
+        "temp_store",
+        "mmap_size",
+    }
 )
 # Pragmas that only read; some take a table name as their argument.
 _READ_PRAGMAS = frozenset(
-    {"table_info", "table_xinfo", "index_list", "index_info", "index_xinfo",
-     "foreign_key_list", "foreign_key_check", "user_version", "schema_version",
-     "journal_mode", "page_count", "page_size", "freelist_count", "data_version",
-     "database_list", "compile_options", "quick_check", "integrity_check",
-     "application_id", "encoding", "table_list"}
+    {
+        "table_info",
+        "table_xinfo",
+        "index_list",
+        "index_info",
+        "index_xinfo",
+        "foreign_key_list",
+        "foreign_key_check",
+        "user_version",
+        "schema_version",
+        "journal_mode",
+        "page_count",
+        "page_size",
+        "freelist_count",
+        "data_version",
+        "database_list",
+        "compile_options",
+        "quick_check",
+        "integrity_check",
+        "application_id",
+        "encoding",
+        "table_list",
+    }
 )
 _VALUE_PRAGMAS_READ_ONLY_WITH_ARG = frozenset(
-    {"table_info", "table_xinfo", "index_list", "index_info", "index_xinfo",
-     "foreign_key_list", "foreign_key_check", "quick_check", "integrity_check", "table_list"}
+    {
+        "table_info",
+        "table_xinfo",
+        "index_list",
+        "index_info",
+        "index_xinfo",
+        "foreign_key_list",
+        "foreign_key_check",
+        "quick_check",
+        "integrity_check",
+        "table_list",
+    }
 )
 _ALWAYS_ALLOWED = frozenset(
-    {sqlite3.SQLITE_READ, sqlite3.SQLITE_SELECT, sqlite3.SQLITE_FUNCTION,
-     sqlite3.SQLITE_TRANSACTION, sqlite3.SQLITE_SAVEPOINT, sqlite3.SQLITE_RECURSIVE}
+    {
+        sqlite3.SQLITE_READ,
+        sqlite3.SQLITE_SELECT,
+        sqlite3.SQLITE_FUNCTION,
+        sqlite3.SQLITE_TRANSACTION,
+        sqlite3.SQLITE_SAVEPOINT,
+        sqlite3.SQLITE_RECURSIVE,
+    }
 )
 
 
-def store_authorizer(action: int, arg1: str | None, arg2: str | None, db_name: str | None,
-                     trigger: str | None) -> int:
+def store_authorizer(
+    action: int, arg1: str | None, arg2: str | None, db_name: str | None, trigger: str | None
+) -> int:
     """Allow reads and the session deletes; deny everything else (see module doc)."""
     if action in _ALWAYS_ALLOWED:
         return sqlite3.SQLITE_OK

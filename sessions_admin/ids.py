@@ -1,0 +1,85 @@
+"""Session ids in URLs: any id the store can hold, as a link a browser keeps.
+
+Canonical form: ``/sessions/<id>/<subpage>`` with the id percent-encoded,
+every reserved character included (``/`` → ``%2F``, ``?`` → ``%3F``,
+``#`` → ``%23``, space → ``%20``, ``%`` → ``%25``).
+
+Two kinds of id cannot survive as a path segment: the empty id, and ids made
+only of dots (``.``, ``..``), which a browser collapses as dot-segments even
+when written ``%2E%2E``. They use ``/sessions/~/<subpage>?id=<id>`` instead.
+
+The server sees the path already percent-decoded, so ``a%2Fframes`` and
+``a/frames`` look alike; :func:`split_session_path` lists every reading of a
+path and the router picks the first whose session exists, the whole path as
+an id first.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from urllib.parse import quote, urlencode
+
+SESSIONS_PREFIX = "/sessions/"
+QUERY_FORM_MARKER = "~"
+
+#: Subpages under a session, in the form ``name: regex`` (the regex matches
+#: what follows ``<id>/``, without the trailing slash).
+SUBPAGES: dict[str, str] = {
+    "frames": r"frames",
+    "frames_request": r"frames/(?P<request_id>[^/]+)",
+    "delete": r"delete",
+    "export": r"export",
+    "stats": r"stats",
+    "state": r"state",
+    "message_value": r"messages/(?P<message_id>\d+)/(?P<field>content|tool_args|tool_result)",
+    "state_value": r"state/(?P<key>[^/]+)/value",
+}
+_SUBPAGE_RES = {name: re.compile(rf"(?P<session_id>.*)/{rx}") for name, rx in SUBPAGES.items()}
+
+
+def needs_query_form(session_id: str) -> bool:
+    return session_id == "" or set(session_id) == {"."}
+
+
+def quote_segment(value: str) -> str:
+    return quote(value, safe="")
+
+
+def session_url(session_id: str, subpage: str = "", **query: str | int | None) -> str:
+    """The URL of a session page (or ``subpage``, e.g. ``frames/<req>``)."""
+    sub = f"{subpage.strip('/')}/" if subpage else ""
+    params = {k: v for k, v in query.items() if v not in (None, "")}
+    if needs_query_form(session_id):
+        params = {"id": session_id, **params}
+        return f"{SESSIONS_PREFIX}{QUERY_FORM_MARKER}/{sub}?{urlencode(params)}"
+    url = f"{SESSIONS_PREFIX}{quote_segment(session_id)}/{sub}"
+    return f"{url}?{urlencode(params)}" if params else url
+
+
+@dataclass(frozen=True)
+class PathReading:
+    session_id: str
+    page: str  # "" for the session page, else a SUBPAGES key
+    kwargs: dict[str, str] = field(default_factory=dict)
+
+
+def split_session_path(rest: str, query_id: str | None = None) -> list[PathReading]:
+    """Every way to read ``rest`` (the decoded path after /sessions/, no
+    trailing slash), most literal first."""
+    if query_id is not None and (rest == QUERY_FORM_MARKER or rest.startswith("~/")):
+        inner = rest[len(QUERY_FORM_MARKER) :]
+        readings = [PathReading(query_id, "")] if inner == "" else []
+        for name, regex in _SUBPAGE_RES.items():
+            match = regex.fullmatch(inner)
+            if match and match.group("session_id") == "":
+                kwargs = {k: v for k, v in match.groupdict().items() if k != "session_id"}
+                readings.append(PathReading(query_id, name, kwargs))
+        return readings
+    readings = [PathReading(rest, "")]
+    for name, regex in _SUBPAGE_RES.items():
+        match = regex.fullmatch(rest)
+        if match:
+            kwargs = {k: v for k, v in match.groupdict().items() if k != "session_id"}
+            readings.append(PathReading(match.group("session_id"), name, kwargs))
+    return readings

@@ -1,0 +1,129 @@
+"""Template helpers: session links, times, durations, sizes, ids.
+
+Everything returned here is escaped with ``format_html``: store values are
+text, never markup.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from django import template
+from django.utils import timezone
+from django.utils.html import format_html
+from django.utils.safestring import SafeString
+
+from sessions_admin.ids import session_url as build_session_url
+from sessions_admin.store.timeutil import from_epoch_ms
+
+register = template.Library()
+
+
+@register.simple_tag
+def session_url(session_id: str, subpage: str = "", **query: str) -> str:
+    return build_session_url(session_id, subpage, **query)
+
+
+@register.filter
+def short_id(value: str | None, keep: int = 8) -> str:
+    """``sess_9f…c21``: the start and end of a long id."""
+    if value is None:
+        return ""
+    text = str(value)
+    if len(text) <= 2 * keep + 1:
+        return text
+    return f"{text[:keep]}…{text[-keep // 2 - 1 :]}"
+
+
+def _relative(moment: datetime, now: datetime) -> str:
+    seconds = (now - moment).total_seconds()
+    future = seconds < 0
+    seconds = abs(seconds)
+    if seconds < 45:
+        text = "just now" if not future else "in a few seconds"
+        return text
+    for unit, size in (
+        ("year", 365 * 86400),
+        ("month", 30 * 86400),
+        ("day", 86400),
+        ("h", 3600),
+        ("min", 60),
+    ):
+        if seconds >= size:
+            count = int(seconds // size)
+            label = unit if unit in ("h", "min") else f"{unit}{'s' if count != 1 else ''}"
+            amount = f"{count} {label}"
+            return f"in {amount}" if future else f"{amount} ago"
+    return "just now"
+
+
+@register.simple_tag
+def reltime(epoch_ms: int | None) -> SafeString | str:
+    """``<time>`` with a relative label and the exact time and zone on hover."""
+    moment = from_epoch_ms(epoch_ms)
+    if moment is None:
+        return format_html('<span class="muted">—</span>')
+    local = timezone.localtime(moment)
+    exact = (
+        local.strftime("%Y-%m-%d %H:%M:%S.") + f"{local.microsecond // 1000:03d} {local.tzname()}"
+    )
+    return format_html(
+        '<time datetime="{}" title="{}">{}</time>',
+        moment.isoformat(),
+        exact,
+        _relative(moment, timezone.now()),
+    )
+
+
+@register.simple_tag
+def abstime(epoch_ms: int | None, with_date: bool = True) -> SafeString | str:
+    moment = from_epoch_ms(epoch_ms)
+    if moment is None:
+        return format_html('<span class="muted">—</span>')
+    local = timezone.localtime(moment)
+    fmt = "%Y-%m-%d %H:%M:%S" if with_date else "%H:%M:%S"
+    exact = (
+        local.strftime("%Y-%m-%d %H:%M:%S.") + f"{local.microsecond // 1000:03d} {local.tzname()}"
+    )
+    return format_html(
+        '<time datetime="{}" title="{}">{}</time>', moment.isoformat(), exact, local.strftime(fmt)
+    )
+
+
+@register.filter
+def duration_ms(value: int | float | None) -> str:
+    """``120 ms``, ``1.2 s``, ``3 min 4 s``."""
+    if value is None:
+        return "—"
+    ms = float(value)
+    if ms < 1000:
+        return f"{ms:.0f} ms"
+    if ms < 60_000:
+        return f"{ms / 1000:.1f} s"
+    minutes, seconds = divmod(ms / 1000, 60)
+    if minutes < 60:
+        return f"{minutes:.0f} min {seconds:.0f} s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours:.0f} h {minutes:.0f} min"
+
+
+@register.filter
+def filesize(value: int | None) -> str:
+    if value is None:
+        return "—"
+    size = float(value)
+    for unit in ("B", "KB", "MB", "GB"):
+        if size < 1024 or unit == "GB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{size:.1f} GB"
+
+
+@register.filter
+def intcomma(value: int | None) -> str:
+    return "—" if value is None else f"{value:,}"
+
+
+@register.inclusion_tag("sessions_admin/_copy_id.html")
+def copy_id(value: str, shorten: bool = True) -> dict:
+    return {"value": value, "short": short_id(value) if shorten else value}

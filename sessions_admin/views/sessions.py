@@ -1,0 +1,87 @@
+"""The session list (the front door) and the targets overview."""
+
+from __future__ import annotations
+
+from urllib.parse import urlencode
+
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import render
+from django.views.decorators.http import require_safe
+from django.views.decorators.vary import vary_on_headers
+
+from sessions_admin.access import staff_view
+from sessions_admin.ids import session_url
+from sessions_admin.store import queries
+from sessions_admin.store.queries import ACTIVE_PRESETS, SORTS, BadQuery, Cursor
+
+#: Query parameters that make up a shareable list view (cursor excluded).
+LIST_PARAMS = (
+    "target",
+    "profile",
+    "principal",
+    "q",
+    "active",
+    "active_after",
+    "active_before",
+    "sort",
+)
+PROFILES = ("default", "explain", "edit", "propose", "evaluate", "monitor")
+
+
+def bad_request(request: HttpRequest, message: str) -> HttpResponse:
+    if request.htmx:
+        # A banner in the page's flash area, not a page inside the table.
+        response = render(
+            request, "sessions_admin/error.html#banner", {"error": {"message": message}}, status=400
+        )
+        response["HX-Retarget"] = "#flash"
+        response["HX-Reswap"] = "innerHTML"
+        return response
+    return render(request, "sessions_admin/bad_request.html", {"message": message}, status=400)
+
+
+@require_safe
+@vary_on_headers("HX-Request")
+@staff_view()
+def session_list(request: HttpRequest) -> HttpResponse:
+    try:
+        session_filter = queries.parse_filter(request.GET)
+        sort = queries.parse_sort(request.GET.get("sort"))
+        token = request.GET.get("cursor", "")
+        cursor = Cursor.from_token(token, sort) if token else None
+    except BadQuery as exc:
+        return bad_request(request, str(exc))
+
+    if session_filter.q and cursor is None and queries.get_session(session_filter.q):
+        # An exact id pasted into the search box goes straight to the session.
+        return HttpResponseRedirect(session_url(session_filter.q))
+
+    page = queries.list_sessions(session_filter, sort, cursor, with_count=cursor is None)
+    kept = {name: request.GET[name] for name in LIST_PARAMS if request.GET.get(name)}
+    next_url = None
+    if page.next_cursor:
+        next_url = "?" + urlencode({**kept, "cursor": page.next_cursor.token()})
+    context = {
+        "page": page,
+        "filter": session_filter,
+        "params": kept,
+        "sort": sort,
+        "sorts": SORTS,
+        "presets": ACTIVE_PRESETS,
+        "profiles": PROFILES,
+        "targets": queries.distinct_targets(),
+        "next_url": next_url,
+        "first_page": cursor is None,
+    }
+    template = "sessions_admin/session_list.html"
+    if request.htmx and cursor is not None:
+        template += "#rows"
+    elif request.htmx and request.htmx.target == "results":
+        template += "#results"
+    return render(request, template, context)
+
+
+@require_safe
+@staff_view()
+def targets(request: HttpRequest) -> HttpResponse:
+    return render(request, "sessions_admin/targets.html", {"targets": queries.targets_overview()})
