@@ -172,7 +172,8 @@ def main() -> int:
     cold = drop_cache(big)
     ms, page = timed(lambda: F.read_page(big, 0, args.limit))
     assert isinstance(page, F.FramePage)
-    row(f"first page, {'cold' if cold else 'warm'} cache", f"{ms:.1f} ms ({len(page.frames)} frames)")
+    cache = "cold" if cold else "warm"
+    row(f"first page, {cache} cache", f"{ms:.1f} ms ({len(page.frames)} frames)")
     warm = [timed(lambda: F.read_page(big, 0, args.limit))[0] for _ in range(5)]
     row("first page, warm (median of 5)", f"{statistics.median(warm):.2f} ms")
 
@@ -231,7 +232,7 @@ def main() -> int:
 
     ms, listed = timed(lambda: F.list_requests(root, "sess_big"))
     assert isinstance(listed, list) and listed[0].last_ts_ms is not None
-    row("list_requests (1 GB file: first/last ts)", f"{ms:.2f} ms")
+    row(f"list_requests ({size / MB:,.0f} MB file: first/last ts)", f"{ms:.2f} ms")
 
     if not args.no_full_scan:
         start = time.perf_counter()
