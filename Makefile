@@ -1,0 +1,64 @@
+# sessions-admin: `make run` to try it on a demo store, `make test` for the whole suite.
+SHELL := /bin/bash
+VENV ?= .venv
+HOST_HOME ?= $(if $(AGENTS_HOST_HOME),$(AGENTS_HOST_HOME),var/demo-home)
+DEMO_SESSIONS ?= 2000
+PORT ?= 8000
+PY := $(VENV)/bin/python
+MANAGE := DJANGO_SECRET_KEY="$${DJANGO_SECRET_KEY:-$$(cat var/secret_key)}" AGENTS_HOST_HOME="$(abspath $(HOST_HOME))" $(PY) manage.py
+
+.PHONY: run setup venv demo migrate staff test test-fast browser-deps lint bench clean
+
+run: setup demo migrate staff ## Set up, then serve the dashboard on 127.0.0.1:$(PORT)
+	$(MANAGE) collectstatic --noinput --verbosity 0 --skip-checks
+	$(MANAGE) check
+	@echo "Serving on http://127.0.0.1:$(PORT)/  (store: $(HOST_HOME)/data/agents/store.db)"
+	$(MANAGE) runserver 127.0.0.1:$(PORT) --skip-checks
+
+setup: venv var/secret_key
+
+venv: $(VENV)/.installed
+
+$(VENV)/.installed: requirements.txt
+	@test -x $(PY) || "$$(scripts/find-python)" -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt
+	@touch $@
+
+var/secret_key:
+	@mkdir -p var
+	@umask 077 && $(PY) -c "import secrets; print(secrets.token_urlsafe(50))" > $@
+
+demo: setup ## A demo host home under var/ (only if AGENTS_HOST_HOME is not set and none exists)
+	@if [ -z "$(AGENTS_HOST_HOME)" ] && [ ! -f "$(HOST_HOME)/data/agents/store.db" ]; then \
+	  $(MANAGE) make_demo_store "$(HOST_HOME)" --sessions $(DEMO_SESSIONS) --seed 7; \
+	fi
+
+migrate: setup ## Django's own tables only (the default database); never the store
+	$(MANAGE) migrate --noinput --skip-checks --verbosity 0
+
+staff: migrate ## Make sure a local staff account exists and say how to log in
+	$(MANAGE) ensure_staff --skip-checks
+
+browser-deps: ## Debian's Chromium for the browser tests (nothing downloads a browser)
+	@if ! command -v chromium >/dev/null 2>&1; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	  else \
+	    echo "The browser tests need Debian's Chromium: sudo apt-get install chromium"; exit 1; \
+	  fi; \
+	fi
+
+test: setup browser-deps ## The whole suite, browser tests included
+	$(PY) -m pytest
+
+test-fast: setup ## Everything but the browser tests
+	$(PY) -m pytest -m "not browser"
+
+lint: setup
+	$(VENV)/bin/ruff check .
+
+bench: setup ## Benchmarks on a generated 500k-session store (takes a while)
+	$(PY) bench/run.py
+
+clean:
+	rm -rf $(VENV) var/staticfiles .pytest_cache

@@ -1,0 +1,25 @@
+"""System checks: a broken store is reported on the console at start.
+
+``runserver`` and ``check`` print these; the browser gets the same sentences
+from :mod:`sessions_admin.middleware` and the health endpoint.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core import checks
+
+from sessions_admin.store.connection import store_status
+
+
+@checks.register("store")
+def check_store_schema(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    status = store_status(fresh=True)
+    messages: list[checks.CheckMessage] = [
+        checks.Error(problem, hint="See README: pointing the dashboard at a host home.",
+                     id=f"sessions_admin.E00{min(index + 1, 9)}")
+        for index, problem in enumerate(status.errors)
+    ]
+    messages += [checks.Warning(warning, id="sessions_admin.W001") for warning in status.warnings]
+    return messages

@@ -1,0 +1,172 @@
+"""Settings for sessions-admin, read from the environment and secure by default.
+
+The store (``agents`` database) is the runtime's SQLite file: we never migrate
+it and write to it only through ``sessions_admin.store.deletion``. Django's own
+tables live in ``default``, a separate SQLite file under ``var/``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from django.core.exceptions import ImproperlyConfigured
+from django.utils.csp import CSP
+
+from sessions_admin.env import (
+    env_bool,
+    env_int,
+    env_list,
+    env_path,
+    env_str,
+    env_url_template,
+)
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+VAR_DIR = env_path("SESSIONS_ADMIN_VAR_DIR") or BASE_DIR / "var"
+
+DEBUG = env_bool("DJANGO_DEBUG", False)
+SECRET_KEY = env_str("DJANGO_SECRET_KEY")
+if not SECRET_KEY:
+    raise ImproperlyConfigured(
+        "DJANGO_SECRET_KEY is not set. Set it to a long random string "
+        "(`make run` creates one under var/ for local use)."
+    )
+if len(SECRET_KEY) < 32 and not DEBUG:
+    raise ImproperlyConfigured("DJANGO_SECRET_KEY is too short: use at least 32 characters.")
+ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]"])
+CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS", [])
+
+# --- The runtime's host home: the store and the activity-frame files -------
+AGENTS_HOST_HOME = env_path("AGENTS_HOST_HOME") or VAR_DIR / "demo-home"
+STORE_PATH = env_path("SESSIONS_ADMIN_STORE") or AGENTS_HOST_HOME / "data" / "agents" / "store.db"
+FRAMES_DIR = env_path("SESSIONS_ADMIN_FRAMES_DIR") or AGENTS_HOST_HOME / "sessions"
+READ_ONLY = env_bool("SESSIONS_ADMIN_READ_ONLY", False)
+# The runtime writes while we read: wait this long for its locks before giving up.
+STORE_BUSY_TIMEOUT_MS = env_int("SESSIONS_ADMIN_BUSY_TIMEOUT_MS", 5000, minimum=0)
+# Every list/search query the dashboard runs is interrupted after this long.
+STORE_QUERY_TIME_LIMIT_MS = env_int("SESSIONS_ADMIN_QUERY_TIME_LIMIT_MS", 3000, minimum=50)
+TRACE_URL_TEMPLATE = env_url_template("SESSIONS_ADMIN_TRACE_URL", "{trace_id}")
+SLOW_TOOL_CALL_MS = env_int("SESSIONS_ADMIN_SLOW_CALL_MS", 2000, minimum=1)
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "django_htmx",
+    "sessions_admin",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django.middleware.csp.ContentSecurityPolicyMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+    "sessions_admin.middleware.StoreErrorMiddleware",
+]
+
+ROOT_URLCONF = "sessions_admin.urls"
+WSGI_APPLICATION = "sessions_admin.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.template.context_processors.csp",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+                "sessions_admin.context_processors.store",
+            ],
+            "builtins": ["django_htmx.templatetags.django_htmx"],
+        },
+    }
+]
+
+DATABASES = {
+    "default": {
+        "ENGINE": "django.db.backends.sqlite3",
+        "NAME": env_path("SESSIONS_ADMIN_DJANGO_DB") or VAR_DIR / "django.sqlite3",
+    },
+    "agents": {
+        # A thin wrapper over Django's SQLite backend: opens the file with a
+        # mode=ro|rw URI (never creating it), sets the busy timeout, and installs
+        # an authorizer that refuses any DDL or any write but the session deletes.
+        "ENGINE": "sessions_admin.store.backend",
+        "NAME": str(STORE_PATH),
+        "OPTIONS": {
+            "read_only": READ_ONLY,
+            "timeout": STORE_BUSY_TIMEOUT_MS / 1000,
+            "transaction_mode": "IMMEDIATE",
+        },
+        "TEST": {"MIGRATE": False},
+    },
+}
+DATABASE_ROUTERS = ["sessions_admin.store.router.StoreRouter"]
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+]
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "sessions"
+LOGOUT_REDIRECT_URL = "login"
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = env_str("SESSIONS_ADMIN_TIME_ZONE", "UTC")
+USE_I18N = False
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = VAR_DIR / "staticfiles"
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
+}
+# Serve straight from the finders when static files were not collected (dev, tests).
+WHITENOISE_USE_FINDERS = True
+if not (STATIC_ROOT / "staticfiles.json").exists():
+    STORAGES["staticfiles"]["BACKEND"] = "django.contrib.staticfiles.storage.StaticFilesStorage"
+
+# --- Security: nothing from the store may ever run in the browser ----------
+SECURE_CSP = {
+    "default-src": [CSP.SELF],
+    "script-src": [CSP.SELF, CSP.NONCE],
+    "style-src": [CSP.SELF, CSP.NONCE],
+    "img-src": [CSP.SELF, "data:"],
+    "connect-src": [CSP.SELF],
+    "object-src": [CSP.NONE],
+    "base-uri": [CSP.NONE],
+    "frame-ancestors": [CSP.NONE],
+    "form-action": [CSP.SELF],
+}
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
+SESSION_COOKIE_HTTPONLY = True
+SESSION_COOKIE_SECURE = env_bool("DJANGO_SECURE_COOKIES", False)
+CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
+SESSION_COOKIE_AGE = env_int("DJANGO_SESSION_COOKIE_AGE", 12 * 3600, minimum=60)
+if env_bool("DJANGO_BEHIND_TLS_PROXY", False):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": env_str("DJANGO_LOG_LEVEL", "INFO")},
+}

@@ -1,0 +1,38 @@
+"""Error pages in the dashboard's own layout (no traceback ever reaches staff)."""
+
+from __future__ import annotations
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.template import TemplateDoesNotExist
+
+
+def _page(request: HttpRequest, status: int, title: str, message: str) -> HttpResponse:
+    try:
+        return render(request, "sessions_admin/http_error.html",
+                      {"status": status, "title": title, "message": message}, status=status)
+    except TemplateDoesNotExist:  # pragma: no cover - only if templates are missing
+        return HttpResponse(f"{status} {title}", status=status, content_type="text/plain")
+
+
+def bad_request(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    return _page(request, 400, "Bad request", str(exception or "The request was malformed."))
+
+
+def permission_denied(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    message = str(exception) if exception and str(exception) else "You may not see this page."
+    return _page(request, 403, "Not allowed", message)
+
+
+def page_not_found(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    message = "There is nothing at this address."
+    if exception and exception.args and isinstance(exception.args[0], str):
+        message = exception.args[0]
+    return _page(request, 404, "Not found", message)
+
+
+def server_error(request: HttpRequest) -> HttpResponse:
+    return render(request, "sessions_admin/http_error.html", {
+        "status": 500, "title": "Something went wrong",
+        "message": "The error was logged. Try again, or tell the dashboard's maintainers.",
+    }, status=500)
