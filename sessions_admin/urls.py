@@ -4,7 +4,7 @@ from django.urls import path
 from django.views.generic import RedirectView
 
 from sessions_admin import views as _views  # noqa: F401
-from sessions_admin.views import health, routing, sessions, transcript  # noqa: F401
+from sessions_admin.views import deletes, health, routing, sessions, transcript  # noqa: F401
 
 urlpatterns = [
     path("", RedirectView.as_view(pattern_name="sessions", permanent=False)),

@@ -455,6 +455,7 @@ def test_a_concurrent_appender_gets_no_error_and_loses_no_write_during_a_bulk_de
 @STORE_DB
 def test_the_stepped_clear_all_resumes_from_its_audit_row_until_done(store, monkeypatch):
     monkeypatch.setattr(deletion, "MAX_ROW_BUDGET", 30)
+    monkeypatch.setattr(deletion, "MAX_BATCH_SESSIONS", 20)
     fill(store, 100, 2)
     audit = deletion.start_clear_all(actor=ACTOR, expected_sessions=100)
     steps = 0

@@ -462,7 +462,12 @@ def _run_bulk(
     pacer: _Pacer | None = None,
 ) -> _Pacer:
     pacer = pacer or _Pacer()
-    while deadline is None or time.monotonic() < deadline:
+    # At least one round per call, so a step with a tiny time budget still progresses.
+    rounds = 0
+    while True:
+        if deadline is not None and rounds and time.monotonic() >= deadline:
+            break
+        rounds += 1
         limit = max(1, min(MAX_BATCH_SESSIONS, pacer.row_budget))
         rows = _candidates(session_filter, state.after_rowid, limit)
         if not rows:
@@ -698,6 +703,22 @@ def count_matching(session_filter: SessionFilter) -> Counts:
     return counts
 
 
+def count_ids(session_ids: Sequence[str]) -> Counts:
+    """Exactly what deleting these sessions would remove (missing ids count nothing)."""
+    ids = list(dict.fromkeys(session_ids))
+    counts = Counts()
+    for start in range(0, len(ids), MAX_BATCH_SESSIONS):
+        chunk = ids[start:start + MAX_BATCH_SESSIONS]
+        marks = ", ".join("?" * len(chunk))
+        counts.sessions += _fetch(f"SELECT COUNT(*) FROM sessions WHERE id IN ({marks})",
+                                  chunk)[0][0]
+        counts.messages += _fetch(
+            f"SELECT COUNT(*) FROM session_messages WHERE session_id IN ({marks})", chunk)[0][0]
+        counts.state += _fetch(
+            f"SELECT COUNT(*) FROM session_state WHERE session_id IN ({marks})", chunk)[0][0]
+    return counts
+
+
 # --- Orphaned children ---------------------------------------------------------------
 
 
@@ -748,3 +769,68 @@ def remove_orphaned_children(*, actor: Actor) -> DeletionResult:
         raise
     _audit_save(audit, counts, None, DeletionAudit.Outcome.OK, f"{batches} batches")
     return DeletionResult(counts=counts, audit_id=audit.pk, batches=batches)
+
+
+# --- Orphaned frame directories -----------------------------------------------------
+
+
+def _existing_ids(session_ids: list[str]) -> set[str]:
+    """Which of these ids have a session row (for :func:`frames.scan_frame_dirs`)."""
+    found: set[str] = set()
+    for start in range(0, len(session_ids), MAX_BATCH_SESSIONS):
+        chunk = session_ids[start:start + MAX_BATCH_SESSIONS]
+        marks = ", ".join("?" * len(chunk))
+        found.update(row[0] for row in _fetch(
+            f"SELECT id FROM sessions WHERE id IN ({marks})", chunk))
+    return found
+
+
+def find_orphan_frames() -> frames.OrphanReport:
+    """Frame directories with no session row (the runtime's own deletes leave them),
+    with every directory's size, in one scan of the frames root."""
+    return frames.scan_frame_dirs(frames_root(), _existing_ids)
+
+
+def remove_orphan_frames(session_ids: Sequence[str] | None = None, *, actor: Actor
+                         ) -> DeletionResult:
+    """Remove orphaned frame directories: the ``session_ids`` given, or (None) every
+    orphan a fresh scan finds. Never touches the store's rows.
+
+    Each id is re-checked against the store just before its directory goes, so a
+    directory whose session row exists (again: the runtime reuses an id, or the id was
+    never an orphan) is left alone and counted in ``skipped``. Ids that are not a plain
+    directory under the root are refused by :mod:`~sessions_admin.store.frames` and
+    recorded as refusals, never raised.
+    """
+    from sessions_admin.models import DeletionAudit
+
+    operation = DeletionAudit.Operation.ORPHAN_FRAMES
+    every = session_ids is None
+    target: dict[str, Any] = {"orphans": "all" if every else "selected"}
+    if not every:
+        target["session_ids"] = list(dict.fromkeys(session_ids))[:AUDIT_MAX_IDS]
+    _check_writable(operation, actor, target)
+    audit = _audit_start(operation, actor, target)
+    report = FramesReport()
+    skipped = 0
+    try:
+        if every:
+            ids = [d.session_id for d in find_orphan_frames().orphans]
+            audit.target = {**target, "session_ids": ids[:AUDIT_MAX_IDS], "found": len(ids)}
+        else:
+            ids = list(dict.fromkeys(session_ids))
+        for start in range(0, len(ids), MAX_BATCH_SESSIONS):
+            chunk = ids[start:start + MAX_BATCH_SESSIONS]
+            present = _existing_ids(chunk)
+            skipped += len(present)
+            _remove_frames([sid for sid in chunk if sid not in present], report)
+    except BaseException as exc:
+        _audit_save(audit, Counts(), report, DeletionAudit.Outcome.FAILED, _failure_text(exc))
+        raise
+    outcome = DeletionAudit.Outcome.PARTIAL if report.refused else DeletionAudit.Outcome.OK
+    detail = f"{report.missing} already gone" if report.missing else ""
+    if skipped:
+        detail = "; ".join(filter(None, [detail, f"{skipped} have a session row and were "
+                                                  "left alone"]))
+    _audit_save(audit, Counts(), report, outcome, detail)
+    return DeletionResult(counts=Counts(), frames=report, audit_id=audit.pk, skipped=skipped)

@@ -1,0 +1,385 @@
+"""The Django admin over the store: read-only, fast on a big store, deletes via the cascade.
+
+* ``Session`` and ``Message`` are registered read-only (no add, no change).
+  ``SessionState`` has a composite key, which the admin cannot register; the
+  session's page shows its state rows instead.
+* Nothing here runs a full ``COUNT(*)`` or ``SELECT DISTINCT`` per page: the
+  paginator counts at most ``COUNT_CAP + 1`` rows, the full count is off, the
+  target filter lists targets by index seeks (``queries.distinct_targets``),
+  search is an index range on the id, and the default order follows an index.
+* Deletes (the admin's delete page, the "delete selected" action, the "Clear
+  all sessions" page) all call :mod:`sessions_admin.store.deletion`, which
+  writes the audit rows; the stock ``delete_selected`` would fail on the
+  foreign keys and skip the audit. ``DeletionAudit`` is shown read-only.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import admin, messages
+from django.contrib.admin.options import ActionLocation
+from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
+from django.db.models import QuerySet
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import get_object_or_404, render
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+from django.utils.functional import cached_property
+from django.utils.html import format_html, format_html_join
+
+from sessions_admin.access import CLEAR_ALL_SESSIONS, DELETE_SESSIONS
+from sessions_admin.ids import session_url
+from sessions_admin.models import DeletionAudit, Message, Session
+from sessions_admin.store import deletion, queries
+from sessions_admin.store.connection import StoreError, is_read_only
+from sessions_admin.store.timeutil import from_epoch_ms
+from sessions_admin.templatetags.sessions_admin import short_id
+
+COUNT_CAP = 10_000
+#: "Delete selected" across every page takes at most this many sessions; more
+#: is a job for the Clear-all page or ``manage.py clear_sessions``.
+SELECT_ACROSS_MAX = 10_000
+STATE_VALUE_PREVIEW = 2_000
+PROFILES = ("default", "explain", "edit", "propose", "evaluate", "monitor")
+
+
+class CappedPaginator(Paginator):
+    """Counts at most ``COUNT_CAP + 1`` rows (``SELECT COUNT(*) FROM (… LIMIT n)``)."""
+
+    @cached_property
+    def count(self) -> int:
+        return self.object_list[: COUNT_CAP + 1].count()
+
+
+def _epoch(value: int | None) -> Any:
+    moment = from_epoch_ms(value)
+    return moment if moment is not None else value
+
+
+def _prefix_range(term: str) -> tuple[str, str] | None:
+    """``id >= term AND id < term'``: a prefix search the primary-key index can answer."""
+    if not term:
+        return None
+    last = term[-1]
+    if ord(last) >= 0x10FFFF:
+        return None
+    return term, term[:-1] + chr(ord(last) + 1)
+
+
+class TargetFilter(admin.SimpleListFilter):
+    title = "target"
+    parameter_name = "target"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        targets = queries.distinct_targets()
+        if self.value() and self.value() not in targets:
+            targets.append(self.value())
+        return [(t, t) for t in targets]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
+        return queryset.filter(target_key=self.value()) if self.value() else queryset
+
+
+class ProfileFilter(admin.SimpleListFilter):
+    """The built-in profiles (no ``SELECT DISTINCT`` over every session)."""
+
+    title = "profile"
+    parameter_name = "profile"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        values = list(PROFILES)
+        if self.value() and self.value() not in values:
+            values.append(self.value())
+        return [(p, p) for p in values]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
+        return queryset.filter(profile_key=self.value()) if self.value() else queryset
+
+
+class RoleFilter(admin.SimpleListFilter):
+    title = "role"
+    parameter_name = "role"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        return [("user", "user"), ("assistant", "assistant"), ("tool", "tool")]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
+        return queryset.filter(role=self.value()) if self.value() else queryset
+
+
+class ReadOnlyStoreAdmin(admin.ModelAdmin):
+    paginator = CappedPaginator
+    show_full_result_count = False
+    list_per_page = 50
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
+        return [f.name for f in self.model._meta.fields] + list(self.readonly_fields)
+
+
+@admin.register(Session)
+class SessionAdmin(ReadOnlyStoreAdmin):
+    list_display = ("id", "title", "target_key", "profile_key", "principal_id", "turn_count",
+                    "last_active_shown")
+    list_filter = (TargetFilter, ProfileFilter)
+    search_fields = ("id",)
+    search_help_text = "An exact session id, or the start of one."
+    readonly_fields = ("created_shown", "last_active_shown", "message_count", "state_rows",
+                       "dashboard_link")
+    fields = ("id", "title", "target_key", "profile_key", "principal_id", "turn_count",
+              "created_shown", "last_active_shown", "message_count", "state_rows",
+              "dashboard_link")
+    actions = ("delete_with_cascade",)
+    change_list_template = "admin/sessions_admin/session/change_list.html"
+
+    # -- listing ------------------------------------------------------------------
+
+    def get_ordering(self, request: HttpRequest) -> list[str]:
+        # Newest first has an index only within one target; across all targets
+        # the primary-key order is the one that stays fast on 500,000 rows.
+        return ["-last_active"] if request.GET.get("target") else ["id"]
+
+    def get_search_results(self, request: HttpRequest, queryset: QuerySet, search_term: str
+                           ) -> tuple[QuerySet, bool]:
+        term = search_term.strip()
+        bounds = _prefix_range(term)
+        if bounds is None:
+            return (queryset.filter(id=term) if term else queryset), False
+        return queryset.filter(id__gte=bounds[0], id__lt=bounds[1]), False
+
+    @admin.display(description="last active", ordering="last_active")
+    def last_active_shown(self, obj: Session) -> Any:
+        return _epoch(obj.last_active)
+
+    @admin.display(description="created")
+    def created_shown(self, obj: Session) -> Any:
+        return _epoch(obj.created_at)
+
+    @admin.display(description="messages")
+    def message_count(self, obj: Session) -> str:
+        return f"{Message.objects.filter(session_id=obj.id).count():,}"
+
+    @admin.display(description="state")
+    def state_rows(self, obj: Session) -> str:
+        rows = list(obj.state.all().values_list("key", "value", "updated_at"))
+        if not rows:
+            return "no state rows"
+        return format_html(
+            "<table><thead><tr><th>key</th><th>updated</th><th>value</th></tr></thead>"
+            "<tbody>{}</tbody></table>",
+            format_html_join(
+                "", "<tr><td><code>{}</code></td><td>{}</td><td><pre>{}</pre></td></tr>",
+                ((key, _epoch(updated),
+                  value if len(value) <= STATE_VALUE_PREVIEW
+                  else value[:STATE_VALUE_PREVIEW] + f"… ({len(value):,} characters)")
+                 for key, value, updated in rows),
+            ),
+        )
+
+    @admin.display(description="dashboard")
+    def dashboard_link(self, obj: Session) -> str:
+        return format_html('<a href="{}">open in the dashboard</a>', session_url(obj.id))
+
+    # -- deleting: always the cascade ---------------------------------------------
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return request.user.has_perm(DELETE_SESSIONS) and not is_read_only()
+
+    def get_actions(self, request: HttpRequest,
+                    action_location: ActionLocation = ActionLocation.CHANGE_LIST) -> dict:
+        actions = super().get_actions(request, action_location=action_location)
+        actions.pop("delete_selected", None)
+        return actions
+
+    def delete_model(self, request: HttpRequest, obj: Session) -> None:
+        result = deletion.delete_session(obj.id, actor=deletion.Actor.of(request.user))
+        self.message_user(request, f"Deleted session {short_id(obj.id)} : {result.describe()}")
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet) -> None:
+        ids = list(queryset.values_list("id", flat=True)[: SELECT_ACROSS_MAX + 1])
+        deletion.delete_sessions(ids, actor=deletion.Actor.of(request.user))
+
+    @admin.action(description="Delete selected sessions (with their messages and state)",
+                  permissions=["delete"])
+    def delete_with_cascade(self, request: HttpRequest, queryset: QuerySet
+                            ) -> HttpResponse | None:
+        ids = list(queryset.values_list("id", flat=True)[: SELECT_ACROSS_MAX + 1])
+        if len(ids) > SELECT_ACROSS_MAX:
+            self.message_user(
+                request,
+                f"More than {SELECT_ACROSS_MAX:,} sessions selected: use “Clear all sessions” "
+                "or manage.py clear_sessions with a filter.",
+                messages.ERROR,
+            )
+            return None
+        if request.POST.get("confirmed") == "yes":
+            try:
+                result = deletion.delete_sessions(ids, actor=deletion.Actor.of(request.user))
+            except StoreError as exc:
+                self.message_user(request, exc.message, messages.ERROR)
+                return None
+            self.message_user(request, f"Deleted {result.describe()}.", messages.SUCCESS)
+            return None
+        preview = deletion.count_ids(ids)
+        context = {
+            **self.admin_site.each_context(request),
+            "title": "Delete the selected sessions?",
+            "opts": self.model._meta,
+            "ids": ids,
+            "shown": ids[:50],
+            "preview": preview,
+            "select_across": request.POST.get("select_across", "0"),
+            "action": "delete_with_cascade",
+            "action_checkbox_name": admin.helpers.ACTION_CHECKBOX_NAME,
+        }
+        return TemplateResponse(request, "admin/sessions_admin/session/delete_selected.html",
+                                context)
+
+    # -- clear all --------------------------------------------------------------------
+
+    def get_urls(self) -> list:
+        view = self.admin_site.admin_view
+        return [
+            path("clear-all/", view(self.clear_all_view), name="sessions_admin_session_clear_all"),
+            path("clear-all/<int:audit_id>/", view(self.clear_all_step),
+                 name="sessions_admin_session_clear_all_step"),
+            *super().get_urls(),
+        ]
+
+    def _check_clear_all(self, request: HttpRequest) -> None:
+        if not request.user.has_perm(CLEAR_ALL_SESSIONS):
+            raise PermissionDenied("You need the permission to clear every session.")
+
+    def clear_all_view(self, request: HttpRequest) -> HttpResponse:
+        """Exact counts, a typed phrase, then a stepped clear with a progress bar."""
+        self._check_clear_all(request)
+        context = {**self.admin_site.each_context(request), "opts": self.model._meta,
+                   "title": "Clear all sessions", "read_only": is_read_only()}
+        error = ""
+        if request.method == "POST":
+            expected = _int(request.POST.get("expected"))
+            phrase = clear_all_phrase(expected) if expected is not None else None
+            if phrase is None or request.POST.get("phrase", "").strip() != phrase:
+                error = "The phrase does not match; nothing was deleted."
+            else:
+                try:
+                    audit = deletion.start_clear_all(
+                        actor=deletion.Actor.of(request.user), expected_sessions=expected,
+                        wipe_frames=request.POST.get("wipe_frames") == "1")
+                except StoreError as exc:
+                    error = exc.message
+                else:
+                    return HttpResponseRedirect(
+                        reverse("admin:sessions_admin_session_clear_all_step",
+                                args=[audit.pk]))
+        counts = deletion.count_all()
+        context.update(counts=counts, phrase=clear_all_phrase(counts.sessions), error=error)
+        return render(request, "admin/sessions_admin/session/clear_all.html", context,
+                      status=400 if error else 200)
+
+    def clear_all_step(self, request: HttpRequest, audit_id: int) -> HttpResponse:
+        """GET shows progress; each POST deletes for about a second and answers with
+        the progress (for htmx, a fragment that triggers the next step)."""
+        self._check_clear_all(request)
+        audit = get_object_or_404(DeletionAudit, pk=audit_id,
+                                  operation=DeletionAudit.Operation.CLEAR_ALL)
+        if request.method == "POST" and audit.outcome == DeletionAudit.Outcome.RUNNING:
+            try:
+                deletion.continue_clear_all(audit, seconds=STEP_SECONDS)
+            except StoreError as exc:
+                messages.error(request, exc.message)
+            audit.refresh_from_db()
+        expected = int(audit.target.get("expected_sessions") or 0)
+        context = {
+            **self.admin_site.each_context(request), "opts": self.model._meta,
+            "title": "Clearing all sessions", "audit": audit,
+            "expected": max(expected, audit.sessions_deleted),
+            "running": audit.outcome == DeletionAudit.Outcome.RUNNING,
+            "audit_url": reverse("admin:sessions_admin_deletionaudit_change", args=[audit.pk]),
+            "step_url": reverse("admin:sessions_admin_session_clear_all_step", args=[audit.pk]),
+        }
+        template = "admin/sessions_admin/session/clear_all_progress.html"
+        if getattr(request, "htmx", False):
+            template += "#progress"
+        return render(request, template, context)
+
+
+#: How long one clear-all step (one request) keeps deleting.
+STEP_SECONDS = 1.0
+
+
+def clear_all_phrase(sessions: int) -> str:
+    return f"delete {sessions:,} session{'s' if sessions != 1 else ''}"
+
+
+def _int(value: str | None) -> int | None:
+    try:
+        number = int(value or "")
+    except ValueError:
+        return None
+    return number if number >= 0 else None
+
+
+@admin.register(Message)
+class MessageAdmin(ReadOnlyStoreAdmin):
+    list_display = ("id", "session_link", "role", "tool_name", "short_content", "ts_shown")
+    list_filter = (RoleFilter,)
+    search_fields = ("session_id",)
+    search_help_text = "An exact session id (its messages), or a message id."
+
+    def get_ordering(self, request: HttpRequest) -> list[str]:
+        return ["-id"]  # the rowid: "ts" has no index of its own
+
+    def get_search_results(self, request: HttpRequest, queryset: QuerySet, search_term: str
+                           ) -> tuple[QuerySet, bool]:
+        term = search_term.strip()
+        if not term:
+            return queryset, False
+        if term.isdigit():
+            return queryset.filter(id=int(term)) | queryset.filter(session_id=term), False
+        return queryset.filter(session_id=term), False
+
+    @admin.display(description="session")
+    def session_link(self, obj: Message) -> str:
+        return format_html('<a href="{}">{}</a>', session_url(obj.session_id),
+                           short_id(obj.session_id))
+
+    @admin.display(description="content")
+    def short_content(self, obj: Message) -> str:
+        text = obj.content or ""
+        return text if len(text) <= 80 else text[:80] + "…"
+
+    @admin.display(description="time", ordering="ts")
+    def ts_shown(self, obj: Message) -> Any:
+        return _epoch(obj.ts)
+
+
+@admin.register(DeletionAudit)
+class DeletionAuditAdmin(admin.ModelAdmin):
+    list_display = ("started_at", "operation", "actor", "outcome", "sessions_deleted",
+                    "messages_deleted", "state_deleted", "frame_dirs_removed", "finished_at")
+    list_filter = ("operation", "outcome")
+    search_fields = ("actor",)
+    date_hierarchy = "started_at"
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
+        return [f.name for f in self.model._meta.fields]
