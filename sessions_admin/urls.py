@@ -4,7 +4,14 @@ from django.urls import path
 from django.views.generic import RedirectView
 
 from sessions_admin import views as _views  # noqa: F401
-from sessions_admin.views import deletes, health, routing, sessions, transcript  # noqa: F401
+from sessions_admin.views import (  # noqa: F401
+    deletes,
+    export,
+    health,
+    routing,
+    sessions,
+    transcript,
+)
 
 urlpatterns = [
     path("", RedirectView.as_view(pattern_name="sessions", permanent=False)),

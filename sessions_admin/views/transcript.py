@@ -1,17 +1,277 @@
-"""The session page: header, transcript, state."""
+"""The session page: header, transcript (paged by keyset), state, statistics, values.
+
+One URL per state of the page: ``?role=&tool=&q=`` filter the transcript,
+``?after=<id>`` / ``?before=<id>`` page it, ``?at=<id>#message-<id>`` opens it
+around one message, ``?end=1`` at its last page, ``?tab=state`` (or the
+``state`` subpage) shows the state. For htmx the same URLs answer with the
+swapped region only. Big values are fetched on demand from the
+``message_value`` / ``state_value`` subpages (``?raw=1`` downloads them).
+"""
 
 from __future__ import annotations
 
-from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
-from django.views.decorators.http import require_safe
+from typing import Any
+from urllib.parse import quote
 
+from django.conf import settings
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.utils.http import content_disposition_header
+from django.views.decorators.http import require_safe
+from django.views.decorators.vary import vary_on_headers
+
+from sessions_admin.ids import session_url
 from sessions_admin.store import queries
+from sessions_admin.store import transcript as store
+from sessions_admin.store.jsontext import parse_json_text
+from sessions_admin.views import jsonhtml
+from sessions_admin.views.messages import render_messages
 from sessions_admin.views.routing import register
+
+TEMPLATE = "sessions_admin/session.html"
+VALUE_TEMPLATE = "sessions_admin/value.html"
+
+
+class BadInput(ValueError):
+    pass
+
+
+def _bad_request(request: HttpRequest, message: str) -> HttpResponse:
+    return render(request, "sessions_admin/bad_request.html", {"message": message}, status=400)
+
+
+def _message_id(request: HttpRequest, name: str) -> int | None:
+    raw = request.GET.get(name, "").strip()
+    if not raw:
+        return None
+    if not raw.isdigit() or len(raw) > 18:
+        raise BadInput(f"{name} must be a message id (a whole number); got {raw!r}.")
+    return int(raw)
+
+
+def _session(session_id: str) -> queries.SessionRow:
+    session = queries.get_session(session_id)
+    if session is None:  # deleted between the router's check and now
+        raise Http404(f"No session with id {session_id!r} in the store.")
+    return session
+
+
+def _header_context(session: queries.SessionRow) -> dict[str, Any]:
+    return {
+        "session": session,
+        "message_count": store.message_count(session.id),
+        "state_keys": store.state_keys(session.id),
+        "stats_url": session_url(session.id, "stats"),
+        "state_url": session_url(session.id, "state"),
+        "transcript_url": session_url(session.id),
+    }
+
+
+def _transcript_context(request: HttpRequest, session: queries.SessionRow) -> dict[str, Any]:
+    message_filter = store.parse_message_filter(request.GET)
+    after = _message_id(request, "after")
+    before = _message_id(request, "before")
+    at = _message_id(request, "at")
+    end = request.GET.get("end") == "1"
+    try:
+        page = store.message_page(session.id, message_filter, after=after, before=before,
+                                  at=at, end=end)
+    except store.UnknownMessage as exc:
+        raise Http404(str(exc)) from None
+    kept = message_filter.as_query()
+    return {
+        "filter": message_filter,
+        "filter_query": kept,
+        "page": page,
+        "messages": page.messages,
+        "messages_html": render_messages(session.id, page),
+        "roles": _role_choices(message_filter.role),
+        "after_url": session_url(session.id, after=page.last_id, **kept) if page.last_id else "",
+        "before_url": session_url(session.id, before=page.first_id, **kept)
+        if page.first_id else "",
+        "start_url": session_url(session.id, **kept),
+        "end_url": session_url(session.id, end=1, **kept),
+        "filter_url": session_url(session.id),
+        "show_before_row": True,
+        "show_after_row": True,
+        **_display_context(),
+    }
+
+
+def _display_context() -> dict[str, Any]:
+    return {"slow_ms": settings.SLOW_TOOL_CALL_MS, "known_roles": store.KNOWN_ROLES}
+
+
+def _role_choices(current: str | None) -> list[str]:
+    roles = list(store.KNOWN_ROLES)
+    if current and current not in roles:
+        roles.append(current)
+    return roles
+
+
+def _state_context(session: queries.SessionRow) -> dict[str, Any]:
+    rows = []
+    for index, row in enumerate(store.state_rows(session.id)):
+        item: dict[str, Any] = {
+            "row": row, "dom_id": f"state-{index}", "html": None, "mark": "",
+            "size": row.value.size if row.value.truncated
+            else len(row.value.text.encode("utf-8", "replace")),
+        }
+        if row.value.truncated:
+            item["mark"] = "truncated"
+        else:
+            parsed = parse_json_text(row.value.text)
+            if parsed is None or not parsed.valid:
+                item["mark"] = "not valid JSON"
+            else:
+                item["html"] = jsonhtml.tree(parsed.value)
+        item["full_url"] = _state_value_url(session.id, row.key)
+        item["raw_url"] = _state_value_url(session.id, row.key, raw=1)
+        rows.append(item)
+    return {"state_rows": rows}
+
+
+def _state_value_url(session_id: str, key: str, **query: Any) -> str:
+    # The state_value route holds the key as one path segment; a key that cannot
+    # be one (a "/" or a dot-segment) goes in the query of the state subpage.
+    if "/" in key or set(key) <= {"."}:
+        return session_url(session_id, "state", key=key, **query)
+    return session_url(session_id, f"state/{quote(key, safe='')}/value", **query)
 
 
 @register("")
 @require_safe
+@vary_on_headers("HX-Request")
 def session_page(request: HttpRequest, session_id: str) -> HttpResponse:
-    session = queries.get_session(session_id)
-    return render(request, "sessions_admin/session.html", {"session": session})
+    tab = request.GET.get("tab", "")
+    if tab == "state":
+        return _state_page(request, session_id)
+    if tab not in ("", "transcript"):
+        return _bad_request(request, f"tab must be transcript or state; got {tab!r}.")
+    return _transcript_page(request, session_id)
+
+
+def _transcript_page(request: HttpRequest, session_id: str, *,
+                     with_stats: bool = False) -> HttpResponse:
+    session = _session(session_id)
+    try:
+        context = _transcript_context(request, session)
+    except (BadInput, store.BadTranscriptQuery) as exc:
+        return _bad_request(request, str(exc))
+    if request.htmx:
+        if "after" in request.GET:
+            return render(request, f"{TEMPLATE}#messages", {**context, "session": session,
+                                                            "show_before_row": False})
+        if "before" in request.GET:
+            return render(request, f"{TEMPLATE}#messages", {**context, "session": session,
+                                                            "show_after_row": False})
+        if request.htmx.target == "transcript":
+            return render(request, f"{TEMPLATE}#transcript", {**context, "session": session})
+    context.update(_header_context(session))
+    context["tab"] = "transcript"
+    if with_stats:
+        context["stats"] = store.session_stats(session.id)
+    return render(request, TEMPLATE, context)
+
+
+def _state_page(request: HttpRequest, session_id: str) -> HttpResponse:
+    session = _session(session_id)
+    key = request.GET.get("key")
+    if key is not None:
+        return _state_value(request, session, key)
+    context = _state_context(session)
+    if request.htmx and request.htmx.target == "tab-panel":
+        return render(request, f"{TEMPLATE}#state", {**context, "session": session})
+    context.update(_header_context(session))
+    context["tab"] = "state"
+    return render(request, TEMPLATE, context)
+
+
+@register("state")
+@require_safe
+@vary_on_headers("HX-Request")
+def state_page(request: HttpRequest, session_id: str) -> HttpResponse:
+    return _state_page(request, session_id)
+
+
+@register("stats")
+@require_safe
+@vary_on_headers("HX-Request")
+def stats_page(request: HttpRequest, session_id: str) -> HttpResponse:
+    """Statistics: a fragment for the header's lazy load, else the page with them shown."""
+    if request.htmx:
+        session = _session(session_id)
+        return render(request, f"{TEMPLATE}#stats", {
+            "session": session, "stats": store.session_stats(session.id), **_display_context(),
+        })
+    return _transcript_page(request, session_id, with_stats=True)
+
+
+def _value_response(request: HttpRequest, session: queries.SessionRow, *, text: str,
+                    label: str, filename: str, dom_id: str, is_json: bool,
+                    back_url: str) -> HttpResponse:
+    if request.GET.get("raw") == "1":
+        response = HttpResponse(text, content_type="text/plain; charset=utf-8")
+        response["Content-Disposition"] = content_disposition_header(True, filename)
+        return response
+    context: dict[str, Any] = {"session": session, "text": text, "label": label,
+                               "dom_id": dom_id, "html": None, "mark": "",
+                               "size": len(text.encode("utf-8", "replace")),
+                               "raw_url": f"{request.path}?{_with_raw(request)}",
+                               "back_url": back_url, "is_json": is_json}
+    if is_json:
+        parsed = parse_json_text(text)
+        if parsed is None or not parsed.valid:
+            context["mark"] = "not valid JSON"
+        elif isinstance(parsed.value, dict | list):
+            context["html"] = jsonhtml.highlight(parsed.value)
+    template = f"{VALUE_TEMPLATE}#value" if request.htmx else VALUE_TEMPLATE
+    return render(request, template, context)
+
+
+def _with_raw(request: HttpRequest) -> str:
+    query = request.GET.copy()
+    query["raw"] = "1"
+    return query.urlencode()
+
+
+@register("message_value")
+@require_safe
+@vary_on_headers("HX-Request")
+def message_value(request: HttpRequest, session_id: str, message_id: str,
+                  field: str) -> HttpResponse:
+    """One message column in full (the page only had its head)."""
+    session = _session(session_id)
+    try:
+        text = store.message_value(session.id, int(message_id), field)
+    except store.UnknownMessage as exc:
+        raise Http404(str(exc)) from None
+    if text is None:
+        raise Http404(f"Message {message_id} has no {field}.")
+    extension = "txt" if field == "content" else "json"
+    return _value_response(
+        request, session, text=text, label=f"message {message_id} · {field}",
+        filename=f"message-{message_id}-{field}.{extension}",
+        dom_id=f"value-{message_id}-{field}", is_json=field != "content",
+        back_url=session_url(session.id, at=int(message_id)) + f"#message-{message_id}",
+    )
+
+
+def _state_value(request: HttpRequest, session: queries.SessionRow, key: str) -> HttpResponse:
+    try:
+        row = store.state_value(session.id, key)
+    except store.UnknownMessage as exc:
+        raise Http404(str(exc)) from None
+    safe_key = "".join(c if c.isalnum() or c in "-_." else "_" for c in key)[:60] or "state"
+    return _value_response(
+        request, session, text=row.value.text, label=f"state · {key}",
+        filename=f"state-{safe_key}.json", dom_id="", is_json=True,
+        back_url=session_url(session.id, "state"),
+    )
+
+
+@register("state_value")
+@require_safe
+@vary_on_headers("HX-Request")
+def state_value(request: HttpRequest, session_id: str, key: str) -> HttpResponse:
+    return _state_value(request, _session(session_id), key)

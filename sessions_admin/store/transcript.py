@@ -1,0 +1,512 @@
+"""One session's messages, state and statistics, read in bounded slices.
+
+Messages are paged by keyset on ``(ts, id)``: ``idx_msg_session (session_id,
+ts)`` carries the rowid (the message id), so ``WHERE session_id = ? ORDER BY
+ts, id`` walks the index in order and never sorts or skips with OFFSET. A
+cursor is just a message id; its ``ts`` is looked up with the same index.
+
+Big values stay in the store until asked for: a page fetches at most
+:data:`PREVIEW_CHARS` of any column longer than :data:`LARGE_VALUE_CHARS`
+(with its full size in bytes), and :func:`message_value` /
+:func:`state_value` fetch one full value on demand. Export walks the session
+in keyset chunks so memory stays flat on any session size.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from sessions_admin.store.connection import time_limit
+from sessions_admin.store.jsontext import ParsedJSON, parse_json_text
+from sessions_admin.store.queries import _cursor_execute, _escape_like
+
+PAGE_SIZE = 100
+#: A column longer than this (in characters, ~64 KB) is sent truncated.
+LARGE_VALUE_CHARS = 64 * 1024
+#: How much of a truncated column a page shows.
+PREVIEW_CHARS = 4 * 1024
+#: Messages per query while exporting.
+EXPORT_CHUNK = 2000
+#: How far past a page's edges to look for the other half of a tool call.
+PAIR_WINDOW = 50
+#: The columns a message page may truncate.
+VALUE_COLUMNS = ("content", "tool_args", "tool_result")
+KNOWN_ROLES = ("user", "assistant", "tool", "system")
+
+MESSAGE_COLUMNS = (
+    "id", "session_id", "role", "content", "tool_name", "tool_call_id", "tool_target", "tool_op",
+    "tool_args", "tool_result", "tool_duration_ms", "trace_id", "span_id", "model_id", "ts",
+)
+
+
+#: A position after every real message: a descending slice from it starts at the end.
+_END = (2**63 - 1, 2**63 - 1)
+
+
+class BadTranscriptQuery(ValueError):
+    """A malformed cursor or filter: the page answers 400 with this text."""
+
+
+class UnknownMessage(LookupError):
+    """A cursor or permalink names a message this session does not hold."""
+
+
+@dataclass(frozen=True)
+class Value:
+    """One text column of a message as the page holds it: whole, or its head."""
+
+    text: str
+    truncated: bool = False
+    size: int = 0  # bytes in the store, known for truncated values
+
+    @property
+    def json(self) -> ParsedJSON | None:
+        """The parsed JSON (whole values only: a head of JSON never parses)."""
+        if self.truncated:
+            return None
+        return parse_json_text(self.text)
+
+
+@dataclass(frozen=True)
+class MessageRow:
+    id: int
+    role: str
+    content: Value
+    tool_name: str | None
+    tool_call_id: str | None
+    tool_target: str | None
+    tool_op: str | None
+    tool_args: Value | None
+    tool_result: Value | None
+    tool_duration_ms: int | None
+    trace_id: str | None
+    span_id: str | None
+    model_id: str | None
+    ts: int
+    #: For a truncated result: whether the full JSON reports an error (SQLite checked it).
+    result_error: bool | None = None
+
+
+@dataclass(frozen=True)
+class MessageFilter:
+    role: str | None = None
+    tool: str | None = None
+    q: str | None = None
+    #: Exact trace / span id (links from activity frames land here).
+    trace: str | None = None
+    span: str | None = None
+
+    def where(self) -> tuple[list[str], list[Any]]:
+        clauses: list[str] = []
+        params: list[Any] = []
+        if self.role:
+            clauses.append("role = ?")
+            params.append(self.role)
+        if self.tool:
+            clauses.append("tool_name = ?")
+            params.append(self.tool)
+        if self.q:
+            pattern = "%" + _escape_like(self.q) + "%"
+            clauses.append(
+                "(content LIKE ? ESCAPE '\\' OR tool_args LIKE ? ESCAPE '\\' "
+                "OR tool_result LIKE ? ESCAPE '\\' OR tool_name LIKE ? ESCAPE '\\')"
+            )
+            params += [pattern] * 4
+        if self.trace:
+            clauses.append("trace_id = ?")
+            params.append(self.trace)
+        if self.span:
+            clauses.append("span_id = ?")
+            params.append(self.span)
+        return clauses, params
+
+    def is_empty(self) -> bool:
+        return not (self.role or self.tool or self.q or self.trace or self.span)
+
+    def as_query(self) -> dict[str, str]:
+        pairs = (("role", self.role), ("tool", self.tool), ("q", self.q),
+                 ("trace", self.trace), ("span", self.span))
+        return {k: v for k, v in pairs if v}
+
+
+def parse_message_filter(params: Any) -> MessageFilter:
+    def text(name: str) -> str | None:
+        value = params.get(name, "")
+        value = value.strip() if isinstance(value, str) else ""
+        if len(value) > 1000:
+            raise BadTranscriptQuery(f"{name} is too long (over 1,000 characters).")
+        return value or None
+
+    return MessageFilter(role=text("role"), tool=text("tool"), q=text("q"),
+                         trace=text("trace"), span=text("span"))
+
+
+@dataclass
+class MessagePage:
+    messages: list[MessageRow]
+    #: Older messages exist before the first one shown.
+    has_before: bool
+    #: Newer messages exist after the last one shown.
+    has_after: bool
+    #: tool_call_id -> [(message id, role, above)] just outside the page, for pairing;
+    #: ``above`` is true for a message before the page.
+    neighbours: dict[str, list[tuple[int, str, bool]]] = field(default_factory=dict)
+    anchor: int | None = None
+
+    @property
+    def first_id(self) -> int | None:
+        return self.messages[0].id if self.messages else None
+
+    @property
+    def last_id(self) -> int | None:
+        return self.messages[-1].id if self.messages else None
+
+
+def _value_sql(column: str) -> str:
+    # Long values: only their head and their byte size leave SQLite.
+    return (
+        f"CASE WHEN length({column}) > {LARGE_VALUE_CHARS} "
+        f"THEN substr({column}, 1, {PREVIEW_CHARS}) ELSE {column} END, "
+        f"CASE WHEN length({column}) > {LARGE_VALUE_CHARS} "
+        f"THEN length(CAST({column} AS BLOB)) END"
+    )
+
+
+# For a truncated result, SQLite's own JSON functions tell whether it reports
+# an error (the rules of ParsedJSON.reports_error), so the flag survives
+# truncation without shipping the value. CASE evaluates in order, so
+# json_type() only ever sees valid JSON.
+_RESULT_ERROR_SQL = (
+    f"CASE WHEN length(tool_result) IS NULL OR length(tool_result) <= {LARGE_VALUE_CHARS} "
+    "THEN NULL WHEN NOT json_valid(tool_result) THEN 0 "
+    "WHEN json_type(tool_result) != 'object' THEN 0 ELSE coalesce(("
+    "json_type(tool_result, '$.ok') IS 'false' OR json_type(tool_result, '$.success') IS 'false' "
+    "OR (json_type(tool_result, '$.error') IN ('true', 'integer', 'real') "
+    "AND json_extract(tool_result, '$.error') != 0) "
+    "OR (json_type(tool_result, '$.error') = 'text' "
+    "AND json_extract(tool_result, '$.error') != '') "
+    "OR (json_type(tool_result, '$.error') IN ('array', 'object') "
+    "AND json_extract(tool_result, '$.error') NOT IN ('[]', '{}'))), 0) END"
+)
+
+_PAGE_SELECT = (
+    "SELECT id, role, " + _value_sql("content") + ", tool_name, tool_call_id, tool_target, "
+    "tool_op, " + _value_sql("tool_args") + ", " + _value_sql("tool_result") + ", "
+    "tool_duration_ms, trace_id, span_id, model_id, ts, " + _RESULT_ERROR_SQL + " "
+    "FROM session_messages"
+)
+
+
+def _row(row: tuple) -> MessageRow:
+    (mid, role, content, content_size, name, call_id, target, op, args, args_size, result,
+     result_size, duration, trace, span, model, ts, result_error) = row
+
+    def value(text: str | None, size: int | None) -> Value | None:
+        if text is None:
+            return None
+        return Value(text, truncated=size is not None, size=size or 0)
+
+    return MessageRow(
+        id=mid, role=role, content=value(content, content_size) or Value(""), tool_name=name,
+        tool_call_id=call_id, tool_target=target, tool_op=op, tool_args=value(args, args_size),
+        tool_result=value(result, result_size), tool_duration_ms=duration, trace_id=trace,
+        span_id=span, model_id=model, ts=ts,
+        result_error=None if result_error is None else bool(result_error),
+    )
+
+
+def _position(session_id: str, message_id: int) -> int:
+    rows = _cursor_execute(
+        "SELECT ts FROM session_messages WHERE id = ? AND session_id = ?", [message_id, session_id]
+    )
+    if not rows:
+        raise UnknownMessage(f"This session has no message {message_id}.")
+    return rows[0][0]
+
+
+def _slice(session_id: str, message_filter: MessageFilter, *, after: tuple[int, int] | None = None,
+           before: tuple[int, int] | None = None, inclusive: bool = False,
+           limit: int) -> list[MessageRow]:
+    """Up to ``limit`` rows after (ascending) or before (descending) a position."""
+    clauses, params = message_filter.where()
+    where = ["session_id = ?", *clauses]
+    params = [session_id, *params]
+    descending = before is not None
+    if after is not None or before is not None:
+        ts, mid = after if after is not None else before  # type: ignore[misc]
+        op = "<" if descending else ">"
+        id_op = op + ("=" if inclusive else "")
+        # The first clause bounds the index range; the second breaks ties on ts by id.
+        where += [f"ts {op}= ?", f"(ts {op} ? OR id {id_op} ?)"]
+        params += [ts, ts, mid]
+    direction = "DESC" if descending else "ASC"
+    sql = (f"{_PAGE_SELECT} WHERE {' AND '.join(where)} "
+           f"ORDER BY ts {direction}, id {direction} LIMIT {int(limit)}")
+    return [_row(row) for row in _cursor_execute(sql, params)]
+
+
+def message_page(
+    session_id: str,
+    message_filter: MessageFilter | None = None,
+    *,
+    after: int | None = None,
+    before: int | None = None,
+    at: int | None = None,
+    end: bool = False,
+    limit: int = PAGE_SIZE,
+    time_limit_ms: int | None = None,
+) -> MessagePage:
+    """One page of a session's messages, oldest first.
+
+    ``after``/``before`` are message ids (exclusive cursors); ``at`` gives the
+    page around a message (a permalink), ``end`` the last page. With none of
+    them, the first page.
+    """
+    message_filter = message_filter or MessageFilter()
+    with time_limit(time_limit_ms):
+        if after is not None:
+            position = (_position(session_id, after), after)
+            rows = _slice(session_id, message_filter, after=position, limit=limit + 1)
+            page = MessagePage(rows[:limit], has_before=True, has_after=len(rows) > limit)
+        elif before is not None:
+            position = (_position(session_id, before), before)
+            rows = _slice(session_id, message_filter, before=position, limit=limit + 1)
+            page = MessagePage(rows[:limit][::-1], has_before=len(rows) > limit, has_after=True)
+        elif at is not None:
+            position = (_position(session_id, at), at)
+            # A few messages of context above the target, the rest below it.
+            back = min(10, limit // 4)
+            earlier = _slice(session_id, message_filter, before=position, limit=back + 1)
+            later = _slice(session_id, message_filter, after=position, inclusive=True,
+                           limit=limit - min(back, len(earlier)) + 1)
+            take_later = limit - min(back, len(earlier))
+            page = MessagePage(
+                earlier[:back][::-1] + later[:take_later],
+                has_before=len(earlier) > back,
+                has_after=len(later) > take_later,
+                anchor=at,
+            )
+        elif end:
+            rows = _slice(session_id, message_filter, before=_END, limit=limit + 1)
+            page = MessagePage(rows[:limit][::-1], has_before=len(rows) > limit, has_after=False)
+        else:
+            rows = _slice(session_id, message_filter, limit=limit + 1)
+            page = MessagePage(rows[:limit], has_before=False, has_after=len(rows) > limit)
+        page.neighbours = _neighbours(session_id, page)
+    return page
+
+
+def _neighbours(session_id: str, page: MessagePage) -> dict[str, list[tuple[int, str, bool]]]:
+    """Messages just outside the page that share a call id with one inside it.
+
+    A call and its result are usually adjacent, so a small look past each edge
+    (unfiltered, by the same index) finds the partner without a scan of the
+    whole session.
+    """
+    if not page.messages:
+        return {}
+    call_ids = {m.tool_call_id for m in page.messages if m.tool_call_id}
+    if not call_ids:
+        return {}
+    found: dict[str, list[tuple[int, str, bool]]] = {}
+    first, last = page.messages[0], page.messages[-1]
+    edges = (
+        ("<", "DESC", (first.ts, first.id)),
+        (">", "ASC", (last.ts, last.id)),
+    )
+    page_ids = {m.id for m in page.messages}
+    for op, direction, (ts, mid) in edges:
+        rows = _cursor_execute(
+            f"SELECT id, role, tool_call_id FROM session_messages WHERE session_id = ? "
+            f"AND ts {op}= ? AND (ts {op} ? OR id {op} ?) "
+            f"ORDER BY ts {direction}, id {direction} LIMIT {PAIR_WINDOW}",
+            [session_id, ts, ts, mid],
+        )
+        for other_id, role, call_id in rows:
+            if call_id in call_ids and other_id not in page_ids:
+                found.setdefault(call_id, []).append((other_id, role, op == "<"))
+    return found
+
+
+def message_count(session_id: str) -> int:
+    """Messages in the session (index only: no row is read)."""
+    with time_limit():
+        return _cursor_execute(
+            "SELECT COUNT(*) FROM session_messages WHERE session_id = ?", [session_id]
+        )[0][0]
+
+
+def state_keys(session_id: str) -> list[str]:
+    return [row[0] for row in _cursor_execute(
+        "SELECT key FROM session_state WHERE session_id = ? ORDER BY key", [session_id]
+    )]
+
+
+@dataclass(frozen=True)
+class StateRow:
+    key: str
+    value: Value
+    updated_at: int
+
+
+def state_rows(session_id: str) -> list[StateRow]:
+    """Every state key with its value (truncated like message columns)."""
+    with time_limit():
+        rows = _cursor_execute(
+            f"SELECT key, {_value_sql('value')}, updated_at FROM session_state "
+            "WHERE session_id = ? ORDER BY key",
+            [session_id],
+        )
+    return [
+        StateRow(key, Value(text, truncated=size is not None, size=size or 0), updated)
+        for key, text, size, updated in rows
+    ]
+
+
+def message_value(session_id: str, message_id: int, column: str) -> str | None:
+    """The full text of one message column; ``None`` if there is no such message."""
+    if column not in VALUE_COLUMNS:
+        raise BadTranscriptQuery(f"{column!r} is not a message value column.")
+    rows = _cursor_execute(
+        f"SELECT {column} FROM session_messages WHERE id = ? AND session_id = ?",
+        [message_id, session_id],
+    )
+    if not rows:
+        raise UnknownMessage(f"This session has no message {message_id}.")
+    return rows[0][0]
+
+
+def state_value(session_id: str, key: str) -> StateRow:
+    rows = _cursor_execute(
+        "SELECT value, updated_at FROM session_state WHERE session_id = ? AND key = ?",
+        [session_id, key],
+    )
+    if not rows:
+        raise UnknownMessage(f"This session has no state key {key!r}.")
+    return StateRow(key, Value(rows[0][0], size=len(rows[0][0].encode("utf-8", "replace"))),
+                    rows[0][1])
+
+
+# -- statistics ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ToolStats:
+    name: str
+    count: int
+    timed: int
+    total_ms: int
+    p50_ms: float | None
+    max_ms: int | None
+    errors: int = 0
+
+
+@dataclass
+class SessionStats:
+    by_role: list[tuple[str, int]]
+    tools: list[ToolStats]
+    first_ts: int | None
+    last_ts: int | None
+    messages: int
+
+    @property
+    def duration_ms(self) -> int | None:
+        if self.first_ts is None or self.last_ts is None:
+            return None
+        return self.last_ts - self.first_ts
+
+
+def session_stats(session_id: str, time_limit_ms: int | None = None) -> SessionStats:
+    """Messages by role, tool calls by tool, first and last message time (one pass)."""
+    roles: dict[str, int] = {}
+    durations: dict[str, list[int]] = {}
+    counts: dict[str, int] = {}
+    first = last = None
+    with time_limit(time_limit_ms):
+        rows = _cursor_execute(
+            "SELECT role, tool_name, tool_duration_ms, ts FROM session_messages "
+            "WHERE session_id = ?",
+            [session_id],
+        )
+    for role, name, duration, ts in rows:
+        roles[role] = roles.get(role, 0) + 1
+        if first is None or ts < first:
+            first = ts
+        if last is None or ts > last:
+            last = ts
+        if name is not None:
+            counts[name] = counts.get(name, 0) + 1
+            if duration is not None:
+                durations.setdefault(name, []).append(duration)
+    tools = []
+    for name, count in counts.items():
+        timed = durations.get(name, [])
+        tools.append(ToolStats(
+            name=name, count=count, timed=len(timed), total_ms=sum(timed),
+            p50_ms=statistics.median(timed) if timed else None,
+            max_ms=max(timed) if timed else None,
+        ))
+    tools.sort(key=lambda t: (-t.count, t.name))
+    order = {role: i for i, role in enumerate(KNOWN_ROLES)}
+    by_role = sorted(roles.items(), key=lambda item: (order.get(item[0], 99), item[0]))
+    return SessionStats(by_role=by_role, tools=tools, first_ts=first, last_ts=last,
+                        messages=sum(roles.values()))
+
+
+# -- export ---------------------------------------------------------------------
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+#: Strict RFC 8259 parsing: NaN/Infinity (which Python accepts) count as broken.
+_STRICT_JSON = json.JSONDecoder(parse_constant=_reject_constant)
+
+
+def strict_json_valid(text: str) -> bool:
+    try:
+        _STRICT_JSON.decode(text)
+    except (ValueError, RecursionError):
+        return False
+    return True
+
+
+def iter_messages(session_id: str, chunk: int = EXPORT_CHUNK) -> Iterator[tuple]:
+    """Every message of a session as a full row (``MESSAGE_COLUMNS``), oldest first.
+
+    Each chunk is its own keyset query, so no statement stays open between
+    chunks (the runtime can write meanwhile) and memory holds one chunk.
+    """
+    select = f"SELECT {', '.join(MESSAGE_COLUMNS)} FROM session_messages WHERE session_id = ?"
+    ts_index = MESSAGE_COLUMNS.index("ts")
+    position: tuple[int, int] | None = None
+    while True:
+        with time_limit():
+            if position is None:
+                rows = _cursor_execute(f"{select} ORDER BY ts, id LIMIT {chunk}", [session_id])
+            else:
+                rows = _cursor_execute(
+                    f"{select} AND ts >= ? AND (ts > ? OR id > ?) ORDER BY ts, id LIMIT {chunk}",
+                    [session_id, position[0], position[0], position[1]],
+                )
+        yield from rows
+        if len(rows) < chunk:
+            return
+        position = (rows[-1][ts_index], rows[-1][0])
+
+
+def iter_state(session_id: str) -> Iterator[tuple[str, str, int]]:
+    """(key, value, updated_at) for each state key, one row at a time."""
+    keys = state_keys(session_id)
+    for key in keys:
+        rows = _cursor_execute(
+            "SELECT key, value, updated_at FROM session_state WHERE session_id = ? AND key = ?",
+            [session_id, key],
+        )
+        if rows:
+            yield rows[0]

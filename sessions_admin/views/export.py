@@ -1,0 +1,208 @@
+"""Export a whole session as JSON, JSONL or Markdown, streamed.
+
+The response is a generator over :func:`sessions_admin.store.transcript.iter_messages`,
+which reads the session in keyset chunks: memory holds one chunk whatever the
+session's size, and the first bytes leave before the last message is read.
+
+JSON columns (``tool_args``, ``tool_result``, state values) that hold valid
+JSON are written as JSON, byte for byte as stored (no re-encoding, so the
+export is faithful and fast); broken ones are written as a string under
+``<column>_raw`` with the column itself ``null``, so the document always parses.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Iterator
+from datetime import UTC, datetime
+from typing import Any
+
+from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
+from django.shortcuts import render
+from django.utils.http import content_disposition_header
+from django.views.decorators.http import require_safe
+
+from sessions_admin.store import queries
+from sessions_admin.store import transcript as store
+from sessions_admin.store.timeutil import from_epoch_ms
+from sessions_admin.views.routing import register
+
+FORMATS = {
+    "json": ("application/json", "json"),
+    "jsonl": ("application/x-ndjson", "jsonl"),
+    "md": ("text/markdown; charset=utf-8", "md"),
+}
+JSON_COLUMNS = ("tool_args", "tool_result")
+_COLUMNS = store.MESSAGE_COLUMNS
+_JSON_INDEXES = tuple(_COLUMNS.index(c) for c in JSON_COLUMNS)
+_PLAIN = tuple(i for i, c in enumerate(_COLUMNS) if c not in JSON_COLUMNS)
+_encode = json.JSONEncoder(ensure_ascii=False).encode
+_valid = store.strict_json_valid
+#: Lines are gathered into pieces of about this many characters per write.
+FLUSH_CHARS = 256 * 1024
+
+
+def _filename(session_id: str, extension: str) -> str:
+    stem = re.sub(r"[^A-Za-z0-9._-]+", "_", session_id).strip("._")[:80] or "session"
+    return f"session-{stem}.{extension}"
+
+
+def _json_field(name: str, text: str | None, *, single_line: bool) -> str:
+    """``"name": <json>`` for valid JSON (as stored), else null plus ``name_raw``."""
+    if text is None:
+        return f'"{name}": null'
+    if _valid(text):
+        if single_line and ("\n" in text or "\r" in text):
+            # JSONL needs one line per message. In valid JSON a raw line break
+            # can only be whitespace between tokens (strings hold it escaped),
+            # so a space in its place changes nothing.
+            text = text.replace("\r", " ").replace("\n", " ")
+        return f'"{name}": {text}'
+    return f'"{name}": null, "{name}_raw": {_encode(text)}'
+
+
+def message_json(row: tuple, *, single_line: bool = False) -> str:
+    """One message row as a JSON object (text)."""
+    plain = {_COLUMNS[i]: row[i] for i in _PLAIN}
+    head = _encode(plain)[:-1]
+    fields = ", ".join(
+        _json_field(_COLUMNS[i], row[i], single_line=single_line) for i in _JSON_INDEXES
+    )
+    return f"{head}, {fields}}}"
+
+
+def _session_dict(session: queries.SessionRow) -> dict[str, Any]:
+    return {column: getattr(session, column) for column in queries.SESSION_COLUMNS}
+
+
+def _chunked(lines: Iterable[str]) -> Iterator[bytes]:
+    """Join many small strings into fewer, bigger writes."""
+    buffer: list[str] = []
+    size = 0
+    for line in lines:
+        buffer.append(line)
+        size += len(line)
+        if size >= FLUSH_CHARS:
+            yield "".join(buffer).encode("utf-8")
+            buffer, size = [], 0
+    if buffer:
+        yield "".join(buffer).encode("utf-8")
+
+
+def export_json(session: queries.SessionRow) -> Iterator[str]:
+    yield '{"format": "sessions-admin/session-export", "version": 1, '
+    yield f'"exported_at": {_encode(datetime.now(UTC).isoformat())}, '
+    yield f'"session": {_encode(_session_dict(session))}, "messages": ['
+    first = True
+    for row in store.iter_messages(session.id):
+        yield ("\n" if first else ",\n") + message_json(row)
+        first = False
+    yield '\n], "state": ['
+    first = True
+    for key, value, updated_at in store.iter_state(session.id):
+        head = _encode({"key": key, "updated_at": updated_at})[:-1]
+        value_field = _json_field("value", value, single_line=False)
+        yield ("\n" if first else ",\n") + f"{head}, {value_field}}}"
+        first = False
+    yield "\n]}\n"
+
+
+def export_jsonl(session: queries.SessionRow) -> Iterator[str]:
+    for row in store.iter_messages(session.id):
+        yield message_json(row, single_line=True) + "\n"
+
+
+def _fence(text: str, info: str = "") -> str:
+    """``text`` in a code fence longer than any run of backticks inside it."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0) if "`" in text else 0
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}{info}\n{text}\n{fence}\n"
+
+
+def _when(epoch_ms: int | None) -> str:
+    moment = from_epoch_ms(epoch_ms)
+    return moment.strftime("%Y-%m-%d %H:%M:%S UTC") if moment else "—"
+
+
+def _md_json(text: str) -> str:
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        return _fence(text) + "*(not valid JSON)*\n"
+    if len(text) < 120 and "\n" not in text:
+        return _fence(text, "json")
+    try:
+        pretty = json.dumps(value, indent=2, ensure_ascii=False)
+        pretty.encode("utf-8")
+    except (ValueError, RecursionError, UnicodeEncodeError):
+        pretty = text
+    return _fence(pretty, "json")
+
+
+def _md_inline(text: str | None) -> str:
+    if text is None:
+        return ""
+    # Inline code cannot hold a newline or a backtick run safely: keep it simple.
+    flat = " ".join(text.split()).replace("`", "'")
+    return f"`{flat}`"
+
+
+def export_markdown(session: queries.SessionRow) -> Iterator[str]:
+    title = session.title or "(untitled)"
+    yield f"# Session {_md_inline(session.id)}: {' '.join(title.split())}\n\n"
+    yield (f"- target: {_md_inline(session.target_key)}\n"
+           f"- profile: {_md_inline(session.profile_key)}\n"
+           f"- principal: {_md_inline(session.principal_id) or '—'}\n"
+           f"- turns: {session.turn_count if session.turn_count is not None else '—'}\n"
+           f"- created: {_when(session.created_at)}\n"
+           f"- last active: {_when(session.last_active)}\n\n## Transcript\n\n")
+    index = {name: i for i, name in enumerate(_COLUMNS)}
+    for row in store.iter_messages(session.id):
+        parts = [f"### {row[index['role']]} · {_when(row[index['ts']])} · message {row[0]}\n\n"]
+        meta = [f"{label} {_md_inline(row[index[column]])}" for label, column in (
+            ("model", "model_id"), ("trace", "trace_id"), ("span", "span_id"),
+            ("call", "tool_call_id")) if row[index[column]]]
+        if meta:
+            parts.append(" · ".join(meta) + "\n\n")
+        if row[index["content"]]:
+            parts.append(_fence(row[index["content"]]))
+            parts.append("\n")
+        if row[index["tool_name"]] or row[index["tool_args"]] or row[index["tool_result"]]:
+            tool = [f"**tool** {_md_inline(row[index['tool_name']]) or '(no name)'}"]
+            if row[index["tool_target"]]:
+                tool.append(f"→ {_md_inline(row[index['tool_target']])}")
+            if row[index["tool_op"]]:
+                tool.append(f"· {_md_inline(row[index['tool_op']])}")
+            if row[index["tool_duration_ms"]] is not None:
+                tool.append(f"· {row[index['tool_duration_ms']]} ms")
+            parts.append(" ".join(tool) + "\n\n")
+            for label, column in (("args", "tool_args"), ("result", "tool_result")):
+                if row[index[column]] is not None:
+                    parts.append(f"**{label}**\n\n{_md_json(row[index[column]])}\n")
+        yield "".join(parts)
+    yield "## State\n\n"
+    for key, value, updated_at in store.iter_state(session.id):
+        yield f"### {_md_inline(key)} (updated {_when(updated_at)})\n\n{_md_json(value)}\n"
+
+
+_WRITERS = {"json": export_json, "jsonl": export_jsonl, "md": export_markdown}
+
+
+@register("export")
+@require_safe
+def export(request: HttpRequest, session_id: str) -> HttpResponse | StreamingHttpResponse:
+    fmt = request.GET.get("format", "json")
+    if fmt not in FORMATS:
+        return render(request, "sessions_admin/bad_request.html", {
+            "message": f"format must be one of {', '.join(FORMATS)}; got {fmt!r}.",
+        }, status=400)
+    session = queries.get_session(session_id)
+    if session is None:  # deleted since the router looked
+        raise Http404(f"No session with id {session_id!r} in the store.")
+    content_type, extension = FORMATS[fmt]
+    response = StreamingHttpResponse(_chunked(_WRITERS[fmt](session)), content_type=content_type)
+    response["Content-Disposition"] = content_disposition_header(
+        True, _filename(session.id, extension))
+    response["Cache-Control"] = "no-store"
+    return response

@@ -1,0 +1,147 @@
+"""JSON from the store as HTML: highlighted pretty-printing and collapsible trees.
+
+Every piece of text that came from the store goes through :func:`html.escape`
+(quotes included) before it is joined with our own tags, so the result can be
+marked safe: no value, key or string inside a JSON document is ever read as
+markup. Highlighting happens here, on the server, so the page needs no script
+for it and the CSP stays strict.
+"""
+
+from __future__ import annotations
+
+import json
+from html import escape
+from typing import Any
+
+from django.utils.safestring import SafeString, mark_safe
+
+#: Trees open their first levels; deeper nodes start collapsed.
+TREE_OPEN_DEPTH = 2
+
+
+def _ascii_safe(text: str) -> str:
+    # json.loads turns "\ud800" into a lone surrogate, which UTF-8 cannot
+    # encode; show it as the escape it was instead of failing the response.
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
+
+
+def _scalar(value: Any) -> str:
+    """A JSON scalar as one escaped, classed span."""
+    if value is None:
+        return '<span class="j-null">null</span>'
+    if value is True or value is False:
+        return f'<span class="j-bool">{"true" if value else "false"}</span>'
+    if isinstance(value, int | float):
+        return f'<span class="j-num">{escape(json.dumps(value))}</span>'
+    if isinstance(value, str):
+        return f'<span class="j-str">{escape(json.dumps(value, ensure_ascii=False))}</span>'
+    return f'<span class="j-str">{escape(repr(value))}</span>'
+
+
+def _key(key: str) -> str:
+    return f'<span class="j-key">{escape(json.dumps(key, ensure_ascii=False))}</span>'
+
+
+def _pretty(value: Any, indent: str, out: list[str]) -> None:
+    if isinstance(value, dict):
+        if not value:
+            out.append('<span class="j-punc">{}</span>')
+            return
+        inner = indent + "  "
+        out.append('<span class="j-punc">{</span>\n')
+        last = len(value) - 1
+        for index, (key, item) in enumerate(value.items()):
+            out.append(inner)
+            out.append(_key(key))
+            out.append('<span class="j-punc">:</span> ')
+            _pretty(item, inner, out)
+            out.append('<span class="j-punc">,</span>\n' if index < last else "\n")
+        out.append(f'{indent}<span class="j-punc">}}</span>')
+    elif isinstance(value, list):
+        if not value:
+            out.append('<span class="j-punc">[]</span>')
+            return
+        inner = indent + "  "
+        out.append('<span class="j-punc">[</span>\n')
+        last = len(value) - 1
+        for index, item in enumerate(value):
+            out.append(inner)
+            _pretty(item, inner, out)
+            out.append('<span class="j-punc">,</span>\n' if index < last else "\n")
+        out.append(f'{indent}<span class="j-punc">]</span>')
+    else:
+        out.append(_scalar(value))
+
+
+def highlight(value: Any) -> SafeString | None:
+    """``value`` pretty-printed like ``json.dumps(indent=2)``, in escaped, classed spans.
+
+    ``None`` when the value is too deeply nested to walk (the caller shows it raw).
+    """
+    out: list[str] = []
+    try:
+        _pretty(value, "", out)
+    except RecursionError:
+        return None
+    return mark_safe(_ascii_safe("".join(out)))  # every store string went through escape()
+
+
+def _count(value: Any) -> str:
+    if isinstance(value, dict):
+        return f"{{{len(value)} key{'s' if len(value) != 1 else ''}}}"
+    return f"[{len(value)} item{'s' if len(value) != 1 else ''}]"
+
+
+def _tree(value: Any, depth: int, out: list[str]) -> None:
+    items = value.items() if isinstance(value, dict) else enumerate(value)
+    out.append('<ul class="jt">')
+    for key, item in items:
+        label = _key(key) if isinstance(value, dict) else f'<span class="j-index">{key}</span>'
+        if isinstance(item, dict | list) and item:
+            is_open = " open" if depth + 1 < TREE_OPEN_DEPTH else ""
+            out.append(f'<li><details{is_open}><summary>{label}<span class="j-punc">:</span> '
+                       f'<span class="j-meta">{_count(item)}</span></summary>')
+            _tree(item, depth + 1, out)
+            out.append("</details></li>")
+        else:
+            out.append(f'<li class="jt-leaf">{label}<span class="j-punc">:</span> ')
+            out.append(_scalar(item) if not isinstance(item, dict | list) else
+                       f'<span class="j-punc">{"{}" if isinstance(item, dict) else "[]"}</span>')
+            out.append("</li>")
+    out.append("</ul>")
+
+
+def tree(value: Any) -> SafeString | None:
+    """A collapsible tree of nested ``<details>`` for an object or array.
+
+    Scalars get one highlighted span; ``None`` when too deep to walk.
+    """
+    if not isinstance(value, dict | list) or not value:
+        return highlight(value)
+    out: list[str] = [f'<details class="jt-root" open><summary><span class="j-meta">'
+                      f'{_count(value)}</span></summary>']
+    try:
+        _tree(value, 0, out)
+    except RecursionError:
+        return None
+    out.append("</details>")
+    return mark_safe(_ascii_safe("".join(out)))  # every store string went through escape()
+
+
+def json_kind(value: Any) -> str:
+    """The JSON type's name as people say it: object, array, string, number, …"""
+    if isinstance(value, dict):
+        return "object"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, str):
+        return "string"
+    if value is True or value is False:
+        return "boolean"
+    if value is None:
+        return "null"
+    return "number"
