@@ -87,6 +87,8 @@ def test_every_role_is_shown_and_unknown_roles_are_neutral(conversation, viewer_
         assert f'<span class="role role-{role}">{role}</span>' in html
     assert '<span class="role role-other">critic</span>' in html
     assert message_ids(html) == sorted(ids.values())
+    # The page's rows never leak into the flash area (Django's own "messages").
+    assert "MessageRow(" not in html
 
 
 @STORE_DB

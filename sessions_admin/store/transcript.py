@@ -21,7 +21,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sessions_admin.store.connection import time_limit
-from sessions_admin.store.jsontext import ParsedJSON, parse_json_text
 from sessions_admin.store.queries import _cursor_execute, _escape_like
 
 PAGE_SIZE = 100
@@ -62,13 +61,6 @@ class Value:
     text: str
     truncated: bool = False
     size: int = 0  # bytes in the store, known for truncated values
-
-    @property
-    def json(self) -> ParsedJSON | None:
-        """The parsed JSON (whole values only: a head of JSON never parses)."""
-        if self.truncated:
-            return None
-        return parse_json_text(self.text)
 
 
 @dataclass(frozen=True)

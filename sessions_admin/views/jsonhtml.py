@@ -16,7 +16,7 @@ from typing import Any
 from django.utils.safestring import SafeString, mark_safe
 
 #: Trees open their first levels; deeper nodes start collapsed.
-TREE_OPEN_DEPTH = 2
+TREE_OPEN_DEPTH = 3
 
 
 def _ascii_safe(text: str) -> str:

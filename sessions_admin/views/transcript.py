@@ -83,7 +83,7 @@ def _transcript_context(request: HttpRequest, session: queries.SessionRow) -> di
         "filter": message_filter,
         "filter_query": kept,
         "page": page,
-        "messages": page.messages,
+        "message_rows": page.messages,
         "messages_html": render_messages(session.id, page),
         "roles": _role_choices(message_filter.role),
         "after_url": session_url(session.id, after=page.last_id, **kept) if page.last_id else "",
