@@ -7,6 +7,7 @@ from sessions_admin import views as _views  # noqa: F401
 from sessions_admin.views import (  # noqa: F401
     deletes,
     export,
+    frames,
     health,
     routing,
     sessions,
@@ -25,6 +26,7 @@ urlpatterns = [
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("sessions/", sessions.session_list, name="sessions"),
     path("targets/", sessions.targets, name="targets"),
+    path("frames/orphans/", frames.orphans_page, name="frames_orphans"),
     path("sessions/<path:rest>/", routing.session_dispatch, name="session"),
     path("admin/", admin.site.urls),
 ]
