@@ -30,6 +30,7 @@ from sessions_admin.views.routing import register
 
 TEMPLATE = "sessions_admin/session.html"
 VALUE_TEMPLATE = "sessions_admin/value.html"
+HIGHLIGHT_MAX_CHARS = 2 * 1024 * 1024
 
 
 class BadInput(ValueError):
@@ -219,7 +220,9 @@ def _value_response(request: HttpRequest, session: queries.SessionRow, *, text: 
                                "size": len(text.encode("utf-8", "replace")),
                                "raw_url": f"{request.path}?{_with_raw(request)}",
                                "back_url": back_url, "is_json": is_json}
-    if is_json:
+    # Highlighting multiplies a value's size several times over; past a few
+    # megabytes the plain escaped text is what a browser can still show.
+    if is_json and len(text) <= HIGHLIGHT_MAX_CHARS:
         parsed = parse_json_text(text)
         if parsed is None or not parsed.valid:
             context["mark"] = "not valid JSON"
