@@ -525,3 +525,20 @@ def test_read_only_mode_refuses_every_delete_and_audits_the_refusal(store):
     assert DeletionAudit.objects.count() == 6
     # Counting what would go still works.
     assert deletion.clear_all(actor=ACTOR, dry_run=True).counts.sessions == 1
+
+
+@STORE_DB
+def test_sessions_the_runtime_creates_during_a_clear_all_are_not_part_of_it(store, monkeypatch):
+    monkeypatch.setattr(deletion, "INITIAL_ROW_BUDGET", 20)
+    monkeypatch.setattr(deletion, "MAX_ROW_BUDGET", 20)
+    fill(store, 50, 3)
+    created = []
+
+    def runtime_creates_a_session(counts, batches):
+        if batches == 1:
+            created.append(store.add_session("fresh"))
+            store.add_message("fresh")
+
+    result = deletion.clear_all(actor=ACTOR, on_batch=runtime_creates_a_session)
+    assert result.counts.sessions == 50 and created == ["fresh"]
+    assert rows_of(store, "fresh") == (1, 1, 0)

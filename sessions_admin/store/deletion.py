@@ -358,11 +358,13 @@ def delete_session(session_id: str, *, actor: Actor, wipe_frames: bool = False) 
     target = {"session_ids": [session_id]}
     _check_writable(operation, actor, target)
     audit = _audit_start(operation, actor, target)
+    started = time.perf_counter()
     try:
         counts, deleted = _cascade([session_id])
     except BaseException as exc:
         _audit_save(audit, Counts(), None, DeletionAudit.Outcome.FAILED, _failure_text(exc))
         raise
+    cascade_ms = (time.perf_counter() - started) * 1000  # BEGIN IMMEDIATE … COMMIT
     if counts.rows == 0:
         error = SessionNotFound(session_id)
         _audit_save(audit, counts, None, DeletionAudit.Outcome.REFUSED, error.message)
@@ -374,7 +376,8 @@ def delete_session(session_id: str, *, actor: Actor, wipe_frames: bool = False) 
     outcome = (DeletionAudit.Outcome.PARTIAL if report and report.refused
                else DeletionAudit.Outcome.OK)
     _audit_save(audit, counts, report, outcome)
-    return DeletionResult(counts=counts, frames=report, audit_id=audit.pk, batches=1)
+    return DeletionResult(counts=counts, frames=report, audit_id=audit.pk, batches=1,
+                          longest_batch_ms=cascade_ms)
 
 
 # --- Bulk ----------------------------------------------------------------------------
@@ -403,12 +406,24 @@ class _Pacer:
         return max(MIN_PAUSE_MS, elapsed_ms * PAUSE_FRACTION)
 
 
-def _candidates(session_filter: SessionFilter, after_rowid: int, limit: int) -> list[tuple]:
-    """The next sessions matching the filter, in rowid order (read, no lock)."""
+def _max_rowid() -> int:
+    return _fetch("SELECT MAX(rowid) FROM sessions", [])[0][0] or 0
+
+
+def _candidates(session_filter: SessionFilter, after_rowid: int, limit: int,
+                max_rowid: int | None = None) -> list[tuple]:
+    """The next sessions matching the filter, in rowid order (read, no lock).
+
+    Walking the table by rowid reads it once over the whole operation, whatever
+    the filter, and never revisits rows already decided."""
     clauses, params = session_filter.where()
-    where = " AND ".join(["rowid > ?", *clauses])
+    bound: list[str] = []
+    bound_params: list[Any] = []
+    if max_rowid is not None:
+        bound, bound_params = ["rowid <= ?"], [max_rowid]
+    where = " AND ".join(["rowid > ?", *bound, *clauses])
     return _fetch(f"SELECT rowid, id FROM sessions WHERE {where} ORDER BY rowid LIMIT ?",
-                  [after_rowid, *params, limit])
+                  [after_rowid, *bound_params, *params, limit])
 
 
 def _child_counts(session_ids: list[str]) -> dict[str, int]:
@@ -447,6 +462,9 @@ class _BulkState:
     counts: Counts = field(default_factory=Counts)
     report: FramesReport | None = None
     after_rowid: int = 0
+    #: The highest rowid when the operation started: sessions the runtime creates
+    #: meanwhile are not part of it (and a clear-all under load still ends).
+    max_rowid: int = 0
     batches: int = 0
     skipped: int = 0
     done: bool = False
@@ -469,7 +487,7 @@ def _run_bulk(
             break
         rounds += 1
         limit = max(1, min(MAX_BATCH_SESSIONS, pacer.row_budget))
-        rows = _candidates(session_filter, state.after_rowid, limit)
+        rows = _candidates(session_filter, state.after_rowid, limit, state.max_rowid)
         if not rows:
             state.done = True
             break
@@ -514,7 +532,7 @@ def _bulk(
         return DeletionResult(counts=count_matching(session_filter), dry_run=True)
     _check_writable(operation, actor, target)
     audit = _audit_start(operation, actor, {**target, "wipe_frames": wipe_frames})
-    state = _BulkState(report=FramesReport() if wipe_frames else None)
+    state = _BulkState(report=FramesReport() if wipe_frames else None, max_rowid=_max_rowid())
     try:
         pacer = _run_bulk(session_filter, state, wipe_frames=wipe_frames, on_batch=on_batch)
     except BaseException as exc:
@@ -620,7 +638,7 @@ def start_clear_all(*, actor: Actor, expected_sessions: int, wipe_frames: bool =
     from sessions_admin.models import DeletionAudit
 
     target = {"all": True, "expected_sessions": expected_sessions, "after_rowid": 0,
-              "batches": 0, "wipe_frames": wipe_frames}
+              "max_rowid": _max_rowid(), "batches": 0, "wipe_frames": wipe_frames}
     _check_writable(DeletionAudit.Operation.CLEAR_ALL, actor, target)
     return _audit_start(DeletionAudit.Operation.CLEAR_ALL, actor, target)
 
@@ -649,6 +667,7 @@ def continue_clear_all(audit, *, seconds: float = 1.0) -> DeletionResult:
         report=FramesReport(dirs_removed=audit.frame_dirs_removed,
                             bytes_removed=audit.frame_bytes_removed) if wipe else None,
         after_rowid=int(target.get("after_rowid", 0)),
+        max_rowid=int(target.get("max_rowid", 0)),
         batches=int(target.get("batches", 0)),
     )
     try:

@@ -57,7 +57,15 @@
       if (cancel) cancel.focus();
     });
   }
-  document.addEventListener("htmx:afterSettle", function (event) { openDialogs(event.target); });
+  // The parent too: a dialog swapped in "afterend" is the target's sibling, not its child.
+  document.addEventListener("htmx:afterSettle", function (event) {
+    openDialogs(event.target.parentNode || event.target);
+  });
+  // A swapped-in dialog is done once closed (Escape, Cancel): remove it so it never reopens.
+  document.addEventListener("close", function (event) {
+    var d = event.target;
+    if (d.matches && d.matches("dialog[data-open-modal]")) { d.remove(); }
+  }, true);
   document.addEventListener("DOMContentLoaded", function () { openDialogs(document); });
   document.addEventListener("click", function (event) {
     var closer = event.target.closest("[data-close-dialog]");
