@@ -822,3 +822,14 @@ def test_the_deletion_service_removes_every_orphan_and_reports_it(store, old, ad
     assert not (store.frames_root / "empty_orphan").exists()
     report = store_frames.scan_frame_dirs(store.frames_root, lambda ids: {"sess_kept"})
     assert report.orphans == []
+
+
+def test_the_orphans_list_is_capped_but_remove_all_takes_every_one(store, staff_client, old,
+                                                                   monkeypatch):
+    from sessions_admin.views import frames as views
+
+    monkeypatch.setattr(views, "ORPHANS_SHOWN", 1)
+    orphans_setup(store, old)
+    body = text(staff_client.get("/frames/orphans/"))
+    assert "1 older orphan not listed" in body
+    assert "remove all 2 orphaned directories" in body

@@ -18,6 +18,7 @@ refuses becomes a 400 page saying why, a missing file a 404, never a traceback.
 
 from __future__ import annotations
 
+import html
 import re
 import time
 from dataclasses import dataclass, field
@@ -31,6 +32,7 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_http_methods, require_safe
 from django.views.decorators.vary import vary_on_headers
 
@@ -40,7 +42,7 @@ from sessions_admin.store import deletion, queries
 from sessions_admin.store import frames as store
 from sessions_admin.store.connection import frames_root, is_read_only
 from sessions_admin.store.timeutil import from_epoch_ms
-from sessions_admin.templatetags.sessions_admin import filesize, short_id
+from sessions_admin.templatetags.sessions_admin import duration_ms, filesize, short_id
 from sessions_admin.views.routing import register
 
 REQUESTS_TEMPLATE = "sessions_admin/frames_requests.html"
@@ -64,7 +66,7 @@ TIMELINE_MAX_BARS = 80
 TIMELINE_WIDTH = 1000
 TIMELINE_MAX_HEIGHT = 360
 #: Orphans page: rows listed (removal of "all" is not limited by this).
-ORPHANS_SHOWN = 1000
+ORPHANS_SHOWN = 300
 #: Sessions checked for a missing frames directory ("for information").
 RECENT_SESSIONS_CHECKED = 50
 MAX_PARAM_CHARS = 1000
@@ -225,6 +227,97 @@ class FrameRow:
     trace_frames_url: str = ""
 
 
+    @property
+    def html(self) -> SafeString:
+        return _row_html(self)
+
+
+# The table body and the timeline are the hot loops of the page: a hundred rows through
+# the template engine (or even format_html, whose lazy-string checks dominate) cost
+# 10-20 ms; plain f-strings cost ~2 ms, which keeps the first page of a 1 GB file well
+# under 50 ms of server time. Every interpolated value goes through _e (the stdlib's
+# html.escape with quotes, which is what Django's escape does) or is a number we made.
+_MUTED_DASH = '<span class="muted">—</span>'
+
+
+def _e(value: object) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def _where(frame: store.FrameLine) -> str:
+    return f"line {frame.number:,}" if frame.number else f"at byte {frame.offset:,}"
+
+
+def _line_cell(frame: store.FrameLine) -> str:
+    if frame.number:
+        return f'<td class="num line">{frame.number:,}</td>'
+    return (f'<td class="num line"><span class="muted" title="byte offset">@{frame.offset:,}'
+            "</span></td>")
+
+
+def _damaged_html(row: FrameRow) -> str:
+    f = row.frame
+    reason = f.error or ""
+    if f.error == "line too long":
+        reason += f": {filesize(f.length)} ({f.length:,} bytes), only its start is shown"
+    note = ""
+    if f.truncated:
+        note = (f'<p class="truncated-note">Only the first {len(f.raw):,} characters of '
+                f"{f.length:,} bytes are shown.</p>")
+    return (
+        f'<tr class="frame frame-damaged" id="{row.dom_id}">{_line_cell(f)}<td colspan="5">'
+        '<details class="frame-json"><summary><span class="mark mark-broken">unreadable '
+        f'{_where(f)}</span> <span class="reason">{_e(reason)}</span></summary>'
+        f'<pre class="json raw">{_e(f.raw)}</pre>{note}</details></td></tr>\n'
+    )
+
+
+def _row_html(row: FrameRow) -> SafeString:
+    f = row.frame
+    if f.error:
+        return mark_safe(_damaged_html(row))
+    if row.clock:
+        since = f' <span class="muted">+{duration_ms(row.since_ms)}</span>' if row.since_ms else ""
+        iso, clock, exact = row.clock
+        time_cell = f'<time datetime="{_e(iso)}" title="{_e(exact)}">{_e(clock)}</time>{since}'
+    else:
+        time_cell = _MUTED_DASH
+    kind = f'<span class="chip chip-{row.chip}">{_e(f.kind)}</span>' if f.kind else _MUTED_DASH
+    trace = _MUTED_DASH
+    if f.trace_id:
+        trace_id = _e(f.trace_id)
+        trace = (f'<a href="{_e(row.trace_frames_url)}" title="Only frames of trace {trace_id}">'
+                 f"<code>{_e(short_id(f.trace_id))}</code></a>")
+        if row.messages_url:
+            trace += (f' <a class="pair" href="{_e(row.messages_url)}" title="Messages with '
+                      f'trace {trace_id}">msgs</a>')
+    span = _MUTED_DASH
+    if f.span_id:
+        span_id = _e(f.span_id)
+        span = f'<code title="{span_id}">{_e(short_id(f.span_id))}</code>'
+        if row.span_messages_url:
+            span += (f' <a class="pair" href="{_e(row.span_messages_url)}" title="Messages with '
+                     f'span {span_id}">msgs</a>')
+    failed = '<span class="mark mark-error">error</span> ' if row.failed else ""
+    took = (f' <span class="muted">· {duration_ms(f.duration_ms)}</span>'
+            if f.duration_ms is not None else "")
+    cut = (f'<p class="truncated-note">Cut at {len(f.pretty):,} characters; the line is '
+           f"{filesize(f.length)}.</p>" if f.pretty_truncated else "")
+    about = f"{_where(f)} · {filesize(f.length)}"
+    if f.parent_span_id:
+        about += f" · parent span <code>{_e(f.parent_span_id)}</code>"
+    if f.trace_id:
+        about += f" · trace <code>{_e(f.trace_id)}</code>"
+    return mark_safe(
+        f'<tr class="frame{" frame-failed" if row.failed else ""}" id="{row.dom_id}">'
+        f'{_line_cell(f)}<td class="time">{time_cell}</td><td>{kind}</td>'
+        f'<td class="id">{trace}</td><td class="id">{span}</td><td class="frame-summary">'
+        f'<details class="frame-json"><summary>{failed}{_e(f.summary)}{took}</summary>'
+        f'<pre class="json">{_e(f.pretty)}</pre>{cut}'
+        f'<p class="value-actions muted">{about}</p></details></td></tr>\n'
+    )
+
+
 def _rows(session_id: str, request_id: str, page_frames: list[store.FrameLine],
           *, has_session: bool, t0: int | None) -> list[FrameRow]:
     rows = []
@@ -279,6 +372,20 @@ class Timeline:
     hidden_spans: int = 0
     untimed: int = 0
     duration_ms: float = 0.0
+
+    @property
+    def marks_html(self) -> SafeString:
+        """The ticks and bars as SVG (one per frame: a hot loop, see _row_html)."""
+        out = []
+        for kind, bars in (("tl-tick", self.ticks), ("tl-bar", self.bars)):
+            for bar in bars:
+                failed = " tl-failed" if bar.failed else ""
+                out.append(
+                    f'<a href="{_e(bar.href)}"><rect class="{kind} chip-{bar.chip}{failed}" '
+                    f'x="{bar.x}" y="{bar.y}" width="{bar.width}" height="{bar.height}"'
+                    f'{" rx=\"1\"" if kind == "tl-bar" else ""}><title>{_e(bar.label)}</title>'
+                    "</rect></a>")
+        return mark_safe("".join(out))
 
 
 def _span_label(frame: store.FrameLine, ms: float | None) -> str:
