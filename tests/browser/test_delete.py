@@ -53,7 +53,8 @@ def test_cancel_and_escape_close_the_dialog_and_delete_nothing(
     gone, _ = two_sessions(store)
     page = logged_in_page
     page.goto(f"{live_server.url}/sessions/")
-    link = page.locator(f'tr[data-session-id="{gone}"]').get_by_role("link", name="Delete", exact=True)
+    row = page.locator(f'tr[data-session-id="{gone}"]')
+    link = row.get_by_role("link", name="Delete", exact=True)
     link.click()
     page.locator("dialog[open]").wait_for()
     page.get_by_role("button", name="Cancel").click()
