@@ -70,15 +70,20 @@ def main() -> None:
         ("title/id text", "/sessions/?" + urlencode({"q": word}),
          f"SELECT {COLUMNS} FROM sessions WHERE title LIKE ? OR id LIKE ? {order}",
          (f"%{word}%", f"%{word}%")),
+        ("principal, its count (htmx, after the rows)",
+         "/sessions/?" + urlencode({"principal": principal, "count": "1"}),
+         "SELECT COUNT(*) FROM (SELECT 1 FROM sessions WHERE principal_id = ? LIMIT 10001)",
+         (principal,)),
         ("targets overview", "/targets/",
          "SELECT target_key, profile_key, COUNT(*), MAX(last_active) FROM sessions "
          "GROUP BY 1, 2", ()),
     ]
     rows = []
     for label, url, sql, params in cases:
-        response = client.get(url)
+        headers = {"HX-Request": "true"} if "count=1" in url else {}
+        response = client.get(url, headers=headers)
         assert response.status_code == 200, (label, response.status_code, response.content[:300])
-        page = timed(lambda url=url: client.get(url), repeat=args.repeat)
+        page = timed(lambda url=url, h=headers: client.get(url, headers=h), repeat=args.repeat)
         naive = timed(lambda sql=sql, params=params: raw.execute(sql, params).fetchall(),
                       repeat=args.repeat)
         rows.append([label, page["median"], page["p95"], naive["median"],

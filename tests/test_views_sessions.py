@@ -234,3 +234,27 @@ def test_the_targets_overview_counts_sessions_per_target_and_profile(store, staf
                 for t in response.context["targets"] for p in t.profiles}
     assert overview == {(t, p): n for t, p, n in expected}
     assert b"?target=ops.pager&amp;profile=edit" in response.content
+
+
+@STORE_DB
+def test_a_count_no_index_serves_is_fetched_after_the_rows(store, staff_client):
+    fill(store, count=400)
+    page = staff_client.get("/sessions/?principal=user:bob")
+    assert page.context["page"].count is None
+    assert b'hx-trigger="load"' in page.content
+    expected = store.execute("SELECT COUNT(*) FROM sessions WHERE principal_id = 'user:bob'")[0][0]
+    fragment = staff_client.get("/sessions/?principal=user:bob&count=1",
+                                headers={"HX-Request": "true"})
+    assert b"<html" not in fragment.content
+    assert f"{expected} sessions match these filters".encode() in fragment.content
+    without_js = staff_client.get("/sessions/?principal=user:bob&count=1")
+    assert f"{expected} sessions match these filters".encode() in without_js.content
+
+
+@STORE_DB
+def test_a_result_that_fits_one_page_is_counted_exactly_without_another_query(store,
+                                                                               staff_client):
+    fill(store, count=40)
+    page = staff_client.get("/sessions/?q=pager")
+    expected = len(reference(store, "WHERE title LIKE '%pager%' OR id LIKE '%pager%'"))
+    assert page.context["page"].count == expected

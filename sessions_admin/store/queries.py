@@ -21,7 +21,9 @@ from typing import Any
 from django.core import signing
 from django.utils import timezone
 
-from sessions_admin.store.connection import store_connection, time_limit
+from sessions_admin.store.connection import StoreTimeout, store_connection, time_limit
+
+__all__ = ["StoreTimeout"]
 from sessions_admin.store.timeutil import from_epoch_ms, to_epoch_ms
 
 PAGE_SIZE = 50
@@ -128,6 +130,13 @@ class SessionFilter:
             clauses.append("last_active < ?")
             params.append(self.active_before_ms)
         return clauses, params
+
+    def count_is_cheap(self) -> bool:
+        """Can a capped count be served by an index (no filter, or a target)?"""
+        unindexed = self.principal or self.q or self.active_after_ms or self.active_before_ms
+        if unindexed:
+            return False
+        return bool(self.target) or not self.profile
 
     def describe(self) -> dict[str, Any]:
         return {k: v for k, v in self.__dict__.items() if v not in (None, "")}
@@ -274,14 +283,18 @@ def list_sessions(
     *,
     limit: int = PAGE_SIZE,
     with_count: bool = False,
+    force_count: bool = False,
     time_limit_ms: int | None = None,
 ) -> SessionPage:
     column, descending = SORTS[sort]
     key_clauses, key_params = _keyset(column, descending, cursor)
     with time_limit(time_limit_ms):
         page = _fetch(session_filter, column, descending, key_clauses, key_params, limit)
-        if with_count:
+        if with_count and (force_count or session_filter.count_is_cheap()):
             page.count, page.count_capped = count_sessions(session_filter)
+    if with_count and page.count is None and len(page.rows) <= limit:
+        # The whole result is on this page: its length is the exact count.
+        page.count = len(page.rows)
     if len(page.rows) > limit:
         last = page.rows[limit - 1]
         page.rows = page.rows[:limit]
@@ -337,6 +350,13 @@ def count_sessions(session_filter: SessionFilter, cap: int = COUNT_CAP) -> tuple
     )
     count = rows[0][0]
     return min(count, cap), count > cap
+
+
+def count_sessions_limited(
+    session_filter: SessionFilter, *, time_limit_ms: int | None = None
+) -> tuple[int, bool]:
+    with time_limit(time_limit_ms):
+        return count_sessions(session_filter)
 
 
 def get_session(session_id: str) -> SessionRow | None:

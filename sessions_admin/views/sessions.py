@@ -9,10 +9,12 @@ from django.shortcuts import render
 from django.views.decorators.http import require_safe
 from django.views.decorators.vary import vary_on_headers
 
-from sessions_admin.access import staff_view
+from sessions_admin.access import DELETE_SESSIONS, staff_view
 from sessions_admin.ids import session_url
 from sessions_admin.store import queries
+from sessions_admin.store.connection import is_read_only
 from sessions_admin.store.queries import ACTIVE_PRESETS, SORTS, BadQuery, Cursor
+from sessions_admin.views.sessionrows import render_session_rows
 
 #: Query parameters that make up a shareable list view (cursor excluded).
 LIST_PARAMS = (
@@ -56,13 +58,23 @@ def session_list(request: HttpRequest) -> HttpResponse:
         # An exact id pasted into the search box goes straight to the session.
         return HttpResponseRedirect(session_url(session_filter.q))
 
-    page = queries.list_sessions(session_filter, sort, cursor, with_count=cursor is None)
+    wants_count = request.GET.get("count") == "1"
+    if wants_count and request.htmx:
+        return _count(request, session_filter)
+    page = queries.list_sessions(
+        session_filter, sort, cursor, with_count=cursor is None, force_count=wants_count
+    )
     kept = {name: request.GET[name] for name in LIST_PARAMS if request.GET.get(name)}
+    count_url = "?" + urlencode({**kept, "count": "1"})
     next_url = None
     if page.next_cursor:
         next_url = "?" + urlencode({**kept, "cursor": page.next_cursor.token()})
     context = {
         "page": page,
+        "rows_html": render_session_rows(
+            page.rows,
+            can_delete=request.user.has_perm(DELETE_SESSIONS) and not is_read_only(),
+        ),
         "filter": session_filter,
         "params": kept,
         "sort": sort,
@@ -71,6 +83,7 @@ def session_list(request: HttpRequest) -> HttpResponse:
         "profiles": PROFILES,
         "targets": queries.distinct_targets(),
         "next_url": next_url,
+        "count_url": count_url,
         "first_page": cursor is None,
     }
     template = "sessions_admin/session_list.html"
@@ -79,6 +92,19 @@ def session_list(request: HttpRequest) -> HttpResponse:
     elif request.htmx and request.htmx.target == "results":
         template += "#results"
     return render(request, template, context)
+
+
+def _count(request: HttpRequest, session_filter: queries.SessionFilter) -> HttpResponse:
+    """The capped count of a filter no index serves, fetched after the page."""
+    try:
+        count, capped = queries.count_sessions_limited(session_filter)
+    except queries.StoreTimeout:
+        count, capped = None, False
+    return render(
+        request,
+        "sessions_admin/session_list.html#count",
+        {"count": count, "capped": capped, "filter": session_filter},
+    )
 
 
 @require_safe

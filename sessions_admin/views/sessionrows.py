@@ -1,0 +1,69 @@
+"""Session-list rows rendered to HTML in Python.
+
+Why not the template: the list must answer in under 10 ms on a 500,000-row
+store, the SQL takes about 1 ms, and Django's template engine spent about
+240 µs per row (an inclusion tag, an include and a dozen filters each). This
+renders the same row in a few microseconds. The rule that makes it safe, as
+in :mod:`sessions_admin.views.messages`: every value from the store goes
+through :func:`html.escape` (quotes included) before it is joined with our
+tags; only the joined string is marked safe.
+"""
+
+from __future__ import annotations
+
+from html import escape
+from urllib.parse import quote
+
+from django.urls import reverse
+from django.utils.safestring import SafeString, mark_safe
+
+from sessions_admin.ids import session_url
+from sessions_admin.store.queries import SessionRow
+from sessions_admin.templatetags.sessions_admin import reltime, short_id
+
+TITLE_CHARS = 80
+_MUTED_DASH = '<span class="muted">—</span>'
+
+
+def _title(title: str | None) -> str:
+    if not title:
+        return '<span class="muted">(untitled)</span>'
+    text = title if len(title) <= TITLE_CHARS else title[: TITLE_CHARS - 1] + "…"
+    return escape(text)
+
+
+def _row(row: SessionRow, list_url: str, can_delete: bool) -> str:
+    page = escape(session_url(row.id))
+    session_id = escape(row.id)
+    actions = ""
+    if can_delete:
+        delete = escape(session_url(row.id, "delete", **{"from": "list"}))
+        # The dialog is inserted right after the link, inside this row, so its
+        # form can target "closest tr".
+        actions = (
+            f'<a class="button small danger-outline" href="{delete}" hx-get="{delete}" '
+            f'hx-target="this" hx-swap="afterend" title="Delete this session">Delete</a>'
+        )
+    turns = _MUTED_DASH if row.turn_count is None else str(int(row.turn_count))
+    principal = escape(row.principal_id) if row.principal_id else _MUTED_DASH
+    return (
+        f'<tr data-session-id="{session_id}">'
+        f'<td><span class="id"><code title="{session_id}">{escape(short_id(row.id))}</code>'
+        f'<button type="button" class="copy" data-copy="{session_id}" '
+        f'aria-label="Copy id {session_id}">copy</button></span></td>'
+        f'<td><a href="{page}">{_title(row.title)}</a></td>'
+        f'<td><a href="{list_url}?target={escape(quote(row.target_key, safe=""))}">'
+        f"{escape(row.target_key)}</a></td>"
+        f"<td>{escape(row.profile_key)}</td>"
+        f"<td>{principal}</td>"
+        f'<td class="num">{turns}</td>'
+        f"<td>{reltime(row.created_at)}</td>"
+        f"<td>{reltime(row.last_active)}</td>"
+        f'<td class="row-actions">{actions}</td>'
+        "</tr>"
+    )
+
+
+def render_session_rows(rows: list[SessionRow], *, can_delete: bool) -> SafeString:
+    list_url = reverse("sessions")
+    return mark_safe("".join(_row(row, list_url, can_delete) for row in rows))  # noqa: S308
