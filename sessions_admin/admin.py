@@ -109,9 +109,16 @@ class RoleFilter(admin.SimpleListFilter):
         return queryset.filter(role=self.value()) if self.value() else queryset
 
 
+admin.site.site_header = "sessions-admin"
+admin.site.site_title = "sessions-admin"
+admin.site.index_title = "Administration"
+
+
 class ReadOnlyStoreAdmin(admin.ModelAdmin):
     paginator = CappedPaginator
     show_full_result_count = False
+    # Facet counts are a GROUP BY over the whole table on every changelist.
+    show_facets = admin.ShowFacets.NEVER
     list_per_page = 50
 
     def has_add_permission(self, request: HttpRequest) -> bool:

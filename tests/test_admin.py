@@ -206,3 +206,12 @@ def test_the_message_admin_is_read_only_and_searches_by_session(store, admin_cli
     assert not any("COUNT(" in q["sql"].upper() and "LIMIT" not in q["sql"].upper()
                    for q in captured.captured_queries)
     assert admin_client.get("/admin/sessions_admin/message/add/").status_code == 403
+
+
+@STORE_DB
+def test_the_admin_never_offers_facet_counts_over_the_whole_store(store, admin_client):
+    store.add_session()
+    response = admin_client.get("/admin/sessions_admin/session/?_facets=True")
+    assert response.status_code == 200
+    assert b"Show counts" not in response.content
+    assert b"sessions-admin" in response.content
