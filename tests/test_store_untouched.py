@@ -73,3 +73,29 @@ def test_the_store_connection_refuses_anything_that_would_change_the_store(store
         cursor.execute(statement)
     connections["agents"].close()
     assert fingerprint(store) == before
+
+
+@STORE_DB
+def test_a_demo_store_passes_the_schema_check_and_the_dashboard_leaves_it_unchanged(
+    tmp_path, settings, admin_client
+):
+    from sessions_admin.store.demo import build_demo_home
+    from sessions_admin.store.health import check_store
+    from tests.conftest import point_store_at
+    from tests.storebuilder import StoreBuilder
+
+    home = tmp_path / "demo"
+    build_demo_home(home, sessions=40, messages_per_session=8, seed=5, now_ms=1_764_000_000_000)
+    demo = StoreBuilder(home)
+    status = check_store(demo.path, read_only=True)
+    assert status.ok and not status.warnings, status.errors
+    point_store_at(demo.path)
+    settings.FRAMES_DIR = demo.frames_root
+    before = fingerprint(demo)
+    call_command("migrate", verbosity=0, skip_checks=True)
+    session_id = demo.execute("SELECT id FROM sessions ORDER BY last_active DESC LIMIT 1")[0][0]
+    for url in ["/sessions/", "/targets/", f"/sessions/{session_id}/",
+                f"/sessions/{session_id}/frames/", "/frames/orphans/", "/healthz"]:
+        assert admin_client.get(url).status_code == 200, url
+    connections["agents"].close()
+    assert fingerprint(demo) == before

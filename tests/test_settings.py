@@ -1,0 +1,70 @@
+"""Configuration comes from the environment; a bad value stops the start with its name."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+GOOD = {"DJANGO_SECRET_KEY": "s" * 50, "DJANGO_SETTINGS_MODULE": "sessions_admin.settings"}
+
+
+def start(tmp_path: Path, **env: str) -> subprocess.CompletedProcess:
+    environment = {k: v for k, v in os.environ.items()
+                   if not k.startswith(("DJANGO_", "SESSIONS_ADMIN_", "AGENTS_"))}
+    environment.update(GOOD, SESSIONS_ADMIN_VAR_DIR=str(tmp_path), **env)
+    environment = {k: v for k, v in environment.items() if v is not None}
+    code = "import django; django.setup(); from django.conf import settings; print(settings.DEBUG)"
+    return subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=environment,
+                          capture_output=True, text=True, timeout=60)
+
+
+@pytest.mark.parametrize("name, value", [
+    ("DJANGO_DEBUG", "maybe"),
+    ("SESSIONS_ADMIN_READ_ONLY", "sometimes"),
+    ("SESSIONS_ADMIN_QUERY_TIME_LIMIT_MS", "fast"),
+    ("SESSIONS_ADMIN_QUERY_TIME_LIMIT_MS", "5"),
+    ("SESSIONS_ADMIN_BUSY_TIMEOUT_MS", "-1"),
+    ("DJANGO_ALLOWED_HOSTS", " , "),
+    ("SESSIONS_ADMIN_TRACE_URL", "https://tracing.example/trace/"),
+    ("SESSIONS_ADMIN_TRACE_URL", "javascript:alert({trace_id})"),
+    ("DJANGO_SECRET_KEY", "short"),
+])
+def test_a_bad_value_fails_at_start_with_a_message_naming_the_variable(tmp_path, name, value):
+    result = start(tmp_path, **{name: value})
+    assert result.returncode != 0
+    assert "ImproperlyConfigured" in result.stderr
+    assert name in result.stderr
+
+
+def test_a_missing_secret_key_fails_at_start(tmp_path):
+    result = start(tmp_path, DJANGO_SECRET_KEY="")
+    assert result.returncode != 0 and "DJANGO_SECRET_KEY is not set" in result.stderr
+
+
+def test_debug_is_off_unless_asked(tmp_path):
+    assert start(tmp_path).stdout.strip() == "False"
+    assert start(tmp_path, DJANGO_DEBUG="1").stdout.strip() == "True"
+
+
+def test_the_store_paths_follow_the_host_home_and_its_overrides(tmp_path):
+    code = ("import django; django.setup(); from django.conf import settings as s; "
+            "print(s.DATABASES['agents']['NAME']); print(s.FRAMES_DIR); "
+            "print(s.DATABASES['agents']['OPTIONS']['read_only'])")
+    base = {k: v for k, v in os.environ.items()
+            if not k.startswith(("DJANGO_", "SESSIONS_ADMIN_", "AGENTS_"))}
+
+    def paths(**env: str) -> list[str]:
+        result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, text=True,
+                                capture_output=True, timeout=60,
+                                env={**base, **GOOD, "SESSIONS_ADMIN_VAR_DIR": str(tmp_path),
+                                     **env})
+        return result.stdout.split()
+
+    assert paths(AGENTS_HOST_HOME="/srv/home") == [
+        "/srv/home/data/agents/store.db", "/srv/home/sessions", "False"]
+    assert paths(AGENTS_HOST_HOME="/srv/home", SESSIONS_ADMIN_STORE="/x/s.db",
+                 SESSIONS_ADMIN_FRAMES_DIR="/y/frames", SESSIONS_ADMIN_READ_ONLY="1") == [
+        "/x/s.db", "/y/frames", "True"]
