@@ -177,7 +177,7 @@ def test_a_trace_id_finds_its_frames_across_the_requests(store, staff_client, ol
 
 def test_a_trace_search_is_bounded_and_offers_to_continue(store, staff_client, old,
                                                            monkeypatch):
-    from sessions_admin.views import frames as views
+    from sessions_admin.views.frames import session_requests as views
 
     monkeypatch.setattr(views, "TRACE_FILE_BUDGET", 4096)
     sid = store.add_session("sess_big")
@@ -826,7 +826,7 @@ def test_the_deletion_service_removes_every_orphan_and_reports_it(store, old, ad
 
 def test_the_orphans_list_is_capped_but_remove_all_takes_every_one(store, staff_client, old,
                                                                    monkeypatch):
-    from sessions_admin.views import frames as views
+    from sessions_admin.views.frames import orphans as views
 
     monkeypatch.setattr(views, "ORPHANS_SHOWN", 1)
     orphans_setup(store, old)

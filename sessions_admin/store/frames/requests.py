@@ -1,0 +1,123 @@
+"""The request files of a session: its ``activity-<requestId>.jsonl`` files.
+
+Each is listed with its size, mtime and the timestamps of its first and last frames,
+found by reading a window at each end of the file only (never the whole file).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from sessions_admin.store.frames.lines import _first_ts
+from sessions_admin.store.frames.paths import (
+    FramesError,
+    _list_entries,
+    _open_regular,
+    _request_id_from_name,
+    _session_dir_str,
+)
+
+# --- Tunables ------------------------------------------------------------------------
+
+#: Bytes read from each end of a file by :func:`list_requests` to find timestamps.
+HEAD_BYTES = 64 * 1024
+TAIL_BYTES = 64 * 1024
+
+
+# --- Data ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class RequestFile:
+    """One ``activity-<requestId>.jsonl`` file of a session."""
+
+    request_id: str
+    name: str
+    size: int
+    mtime: float  # epoch seconds
+    first_ts_ms: int | None
+    last_ts_ms: int | None
+
+
+# --- Listing -------------------------------------------------------------------------
+
+
+def _ts_of_line(line: bytes) -> int | None:
+    try:
+        data = json.loads(line.decode("utf-8"))
+    except (ValueError, RecursionError):
+        return None
+    return _first_ts(data) if isinstance(data, dict) else None
+
+
+def _peek_ts(path: str) -> tuple[int | None, int | None]:
+    """Timestamps of the first and last complete lines, reading only both ends.
+
+    Reads at most HEAD_BYTES from the start and TAIL_BYTES from the end. If a line
+    there has no timestamp (damaged, or no ts key) the nearest line inside the same
+    window that has one is used; a line longer than the window gives None.
+    """
+    try:
+        fd = _open_regular(path)
+    except (FramesError, OSError):
+        return None, None
+    with os.fdopen(fd, "rb", buffering=0) as f:
+        size = os.fstat(f.fileno()).st_size
+        if size == 0:
+            return None, None
+        head = f.read(min(size, HEAD_BYTES))
+        first = None
+        complete = head[: head.rfind(b"\n") + 1]  # drop the unterminated remainder
+        for line in complete.split(b"\n"):
+            if line.strip() and (first := _ts_of_line(line)) is not None:
+                break
+        start = max(0, size - TAIL_BYTES - 1)
+        f.seek(start)
+        window = f.read(size - start)
+        end = window.rfind(b"\n")
+        if end == -1:
+            return first, None
+        window = window[:end]
+        if start > 0:
+            # We read one byte early: the window starts on a line start only if that byte
+            # is a newline; otherwise its first line is partial and must go.
+            cut = window.find(b"\n")
+            if cut == -1:
+                return first, None
+            window = window[cut + 1 :]
+        last = None
+        for line in reversed(window.split(b"\n")):
+            if line.strip() and (last := _ts_of_line(line)) is not None:
+                break
+        return first, last
+
+
+def list_requests(root: Path, session_id: str) -> list[RequestFile]:
+    """The session's ``activity-<requestId>.jsonl`` files, oldest first.
+
+    A missing session directory gives ``[]``. Other files, symlinks and names whose id
+    :func:`request_file` would refuse are ignored. Ordered by first frame timestamp,
+    falling back to mtime for files without one, then by name.
+    """
+    directory = _session_dir_str(root, session_id)
+    entries = _list_entries(directory)
+    if not entries:
+        return []
+    found: list[RequestFile] = []
+    for name, is_link, is_file, st in entries:
+        if is_link or not is_file or st is None:
+            continue
+        request_id = _request_id_from_name(name)
+        if request_id is None:
+            continue
+        first, last = _peek_ts(os.path.join(directory, name))
+        found.append(RequestFile(request_id, name, st.st_size, st.st_mtime, first, last))
+
+    def order(r: RequestFile) -> tuple[float, str]:
+        return (r.first_ts_ms if r.first_ts_ms is not None else r.mtime * 1000.0, r.name)
+
+    found.sort(key=order)
+    return found

@@ -1,0 +1,131 @@
+"""What the frames screens share: parameters, problem pages, request URLs.
+
+Query parameters are read into a :class:`FrameQuery` (or refused with :class:`BadParam`,
+which the views turn into a 400). Whatever :mod:`sessions_admin.store.frames` refuses, a
+missing file or an unreadable directory becomes a page saying why (for htmx, a banner in
+``#flash``), never a traceback.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+
+from sessions_admin.ids import session_url
+from sessions_admin.store import frames as store
+
+REQUEST_TEMPLATE = "sessions_admin/frames_request.html"
+MAX_PARAM_CHARS = 1000
+
+
+class BadParam(ValueError):
+    pass
+
+
+# --- Problems: refused, missing, unreadable ---------------------------------------------
+
+
+def _problem(request: HttpRequest, status: int, title: str, message: str) -> HttpResponse:
+    """A page (or, for htmx, a banner in ``#flash``) that says what went wrong."""
+    context = {"status": status, "title": title, "message": message}
+    if getattr(request, "htmx", False):
+        response = render(request, f"{REQUEST_TEMPLATE}#problem", context, status=status)
+        # Not into the table the poll or link targets: into the page's flash area.
+        response["HX-Retarget"] = "#flash"
+        response["HX-Reswap"] = "innerHTML"
+        return response
+    return render(request, "sessions_admin/http_error.html", context, status=status)
+
+
+def _frames_problem(request: HttpRequest, exc: Exception) -> HttpResponse:
+    if isinstance(exc, store.FramesRefused):
+        return _problem(request, 400, "Refused", f"{exc} Only files inside the frames root "
+                        "are ever opened.")
+    if isinstance(exc, store.FramesNotFound):
+        return _problem(request, 404, "Not found", str(exc))
+    if isinstance(exc, OSError):
+        reason = exc.strerror or str(exc)
+        return _problem(request, 503, "Cannot read the frames",
+                        f"The frames could not be read: {reason}.")
+    return _problem(request, 400, "Refused", str(exc))
+
+
+_FRAMES_ERRORS = (store.FramesError, OSError)
+
+
+# --- Parameters ---------------------------------------------------------------------------
+
+
+def _text(request: HttpRequest, name: str) -> str | None:
+    value = request.GET.get(name, "").strip()
+    if len(value) > MAX_PARAM_CHARS:
+        raise BadParam(f"{name} is too long (over {MAX_PARAM_CHARS:,} characters).")
+    return value or None
+
+
+def _whole(request: HttpRequest, name: str, what: str) -> int | None:
+    raw = request.GET.get(name, "").strip()
+    if not raw:
+        return None
+    if not raw.isascii() or not raw.isdigit() or len(raw) > 18:
+        raise BadParam(f"{name} must be {what} (a whole number); got {raw[:40]!r}.")
+    return int(raw)
+
+
+def _seconds(request: HttpRequest, name: str) -> float | None:
+    raw = request.GET.get(name, "").strip()
+    try:
+        value = float(raw) if raw and len(raw) < 32 else None
+    except ValueError:
+        value = None
+    return value if value is not None and value == value and abs(value) < 1e12 else None
+
+
+@dataclass(frozen=True)
+class FrameQuery:
+    kind: str | None = None
+    q: str | None = None
+    trace: str | None = None
+    span: str | None = None
+
+    @classmethod
+    def from_request(cls, request: HttpRequest) -> FrameQuery:
+        return cls(kind=_text(request, "kind"), q=_text(request, "q"),
+                   trace=_text(request, "trace"), span=_text(request, "span"))
+
+    @property
+    def active(self) -> bool:
+        return bool(self.kind or self.q or self.trace or self.span)
+
+    @property
+    def store_q(self) -> str | None:
+        """What the store scans for: an id is far more selective than free text."""
+        return self.trace or self.span or self.q
+
+    def keeps(self, frame: store.FrameLine) -> bool:
+        """Checks the store's substring scan cannot make. Damaged lines that matched the
+        scan stay: they may well belong to the trace, and hiding damage misleads."""
+        if frame.error is not None:
+            return True
+        if self.trace and frame.trace_id != self.trace:
+            return False
+        if self.span and self.span not in (frame.span_id, frame.parent_span_id):
+            return False
+        if self.q and self.q != self.store_q:
+            return self.q.casefold() in frame.raw.casefold()
+        return True
+
+    def as_query(self) -> dict[str, str]:
+        pairs = (("kind", self.kind), ("q", self.q), ("trace", self.trace), ("span", self.span))
+        return {k: v for k, v in pairs if v}
+
+
+# --- URLs ---------------------------------------------------------------------------------
+
+
+def _request_url(session_id: str, request_id: str, **query: Any) -> str:
+    return session_url(session_id, f"frames/{quote(request_id, safe='')}", **query)
