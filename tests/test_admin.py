@@ -152,8 +152,8 @@ def test_clear_all_shows_exact_counts_and_refuses_a_wrong_phrase(store, admin_cl
 def test_clear_all_runs_in_htmx_steps_with_progress_and_links_the_audit(
     store, admin_client, monkeypatch
 ):
-    monkeypatch.setattr(deletion, "MAX_BATCH_SESSIONS", 30)
-    monkeypatch.setattr(deletion, "MIN_PAUSE_MS", 0)
+    monkeypatch.setattr(deletion.bulk, "MAX_BATCH_SESSIONS", 30)
+    monkeypatch.setattr(deletion.bulk, "MIN_PAUSE_MS", 0)
     monkeypatch.setattr("sessions_admin.admin.STEP_SECONDS", 0.0)
     ids = [store.add_session(f"s{n:04d}") for n in range(120)]
     for sid in ids[:10]:

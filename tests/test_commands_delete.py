@@ -26,8 +26,8 @@ DAY_MS = 86_400_000
 
 @pytest.fixture(autouse=True)
 def fast_pacing(monkeypatch):
-    monkeypatch.setattr(deletion, "MIN_PAUSE_MS", 0)
-    monkeypatch.setattr(deletion, "PAUSE_FRACTION", 0)
+    monkeypatch.setattr(deletion.bulk, "MIN_PAUSE_MS", 0)
+    monkeypatch.setattr(deletion.bulk, "PAUSE_FRACTION", 0)
 
 
 def run(*args: str) -> str:
@@ -183,8 +183,8 @@ KILLED_CHILD = textwrap.dedent("""
     from django.core.management import call_command
     call_command("migrate", verbosity=0, skip_checks=True)
     from sessions_admin.store import deletion
-    deletion.INITIAL_ROW_BUDGET = deletion.MAX_ROW_BUDGET = 12
-    deletion.MIN_PAUSE_MS = 20
+    deletion.bulk.INITIAL_ROW_BUDGET = deletion.bulk.MAX_ROW_BUDGET = 12
+    deletion.bulk.MIN_PAUSE_MS = 20
     def tick(counts, batches):
         print(batches, flush=True)
     deletion.clear_all(actor=deletion.Actor(name="child"), on_batch=tick)

@@ -25,8 +25,8 @@ ACTOR = Actor(name="tester")
 @pytest.fixture(autouse=True)
 def fast_pacing(monkeypatch):
     """Small batches and short pauses, so bulk paths run many batches quickly."""
-    monkeypatch.setattr(deletion, "MIN_PAUSE_MS", 0)
-    monkeypatch.setattr(deletion, "PAUSE_FRACTION", 0)
+    monkeypatch.setattr(deletion.bulk, "MIN_PAUSE_MS", 0)
+    monkeypatch.setattr(deletion.bulk, "PAUSE_FRACTION", 0)
 
 
 def fill(store, sessions: int, messages: int = 3, *, principal: str = "user:alice",
@@ -167,13 +167,13 @@ def test_it_writes_an_audit_row_with_actor_target_counts_and_outcome(store, admi
 def test_the_audit_row_says_running_while_the_store_is_being_changed(store, monkeypatch):
     sid = store.add_session("watched")
     seen = []
-    real = deletion._cascade
+    real = deletion.cascade._cascade
 
     def spy(*args, **kwargs):
         seen.append(list(DeletionAudit.objects.values_list("outcome", flat=True)))
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(deletion, "_cascade", spy)
+    monkeypatch.setattr(deletion.cascade, "_cascade", spy)
     deletion.delete_session(sid, actor=ACTOR)
     assert seen == [["running"]]
     assert DeletionAudit.objects.get().outcome == "ok"
@@ -195,7 +195,7 @@ def test_wiping_everything_removes_the_frames_directory_after_the_rows_are_commi
     sid = store.add_session("wipe_me")
     store.add_message(sid)
     make_frames(store.frames_root, sid, 300)
-    real = deletion.frames.remove_session_dir
+    real = deletion.cascade.frames.remove_session_dir
     rows_at_removal = []
 
     def spy(root, session_id):
@@ -203,7 +203,7 @@ def test_wiping_everything_removes_the_frames_directory_after_the_rows_are_commi
         rows_at_removal.append(rows_of(store, session_id))
         return real(root, session_id)
 
-    monkeypatch.setattr(deletion.frames, "remove_session_dir", spy)
+    monkeypatch.setattr(deletion.cascade.frames, "remove_session_dir", spy)
     result = deletion.delete_session(sid, actor=ACTOR, wipe_frames=True)
     assert rows_at_removal == [(0, 0, 0)]
     assert not (store.frames_root / sid).exists()
@@ -297,9 +297,9 @@ def test_a_filtered_delete_dry_run_counts_first_then_removes_only_that_principal
 def test_a_filtered_delete_uses_whole_session_batches_with_the_three_statements_each(
     store, monkeypatch
 ):
-    monkeypatch.setattr(deletion, "INITIAL_ROW_BUDGET", 10)
-    monkeypatch.setattr(deletion, "MIN_ROW_BUDGET", 10)
-    monkeypatch.setattr(deletion, "MAX_ROW_BUDGET", 10)
+    monkeypatch.setattr(deletion.bulk, "INITIAL_ROW_BUDGET", 10)
+    monkeypatch.setattr(deletion.bulk, "MIN_ROW_BUDGET", 10)
+    monkeypatch.setattr(deletion.bulk, "MAX_ROW_BUDGET", 10)
     fill(store, 12, 3)
     recorder = Recorder()
     with connections["agents"].execute_wrapper(recorder):
@@ -344,14 +344,16 @@ def test_retention_deletes_sessions_idle_longer_than_the_age_and_keeps_the_rest(
 def test_a_session_that_becomes_active_during_retention_is_left_whole(store, monkeypatch):
     now_ms = int(time.time() * 1000)
     ids = fill(store, 4, 2, last_active=now_ms - 100 * 86_400_000)
-    real = deletion._child_counts
+    real = deletion.bulk._child_counts
 
     def runtime_appends_between_selection_and_delete(session_ids):
         # The trigger moves last_active to the new message's time.
         store.add_message(ids[0], ts=now_ms)
         return real(session_ids)
 
-    monkeypatch.setattr(deletion, "_child_counts", runtime_appends_between_selection_and_delete)
+    monkeypatch.setattr(
+        deletion.bulk, "_child_counts", runtime_appends_between_selection_and_delete
+    )
     result = deletion.delete_older_than(timedelta(days=90), actor=ACTOR)
     assert result.counts.sessions == 3 and result.skipped == 1
     assert rows_of(store, ids[0]) == (1, 3, 1)
@@ -362,10 +364,10 @@ def test_a_session_that_becomes_active_during_retention_is_left_whole(store, mon
 def test_a_bulk_delete_interrupted_inside_a_batch_leaves_no_half_deleted_session(
     store, monkeypatch
 ):
-    monkeypatch.setattr(deletion, "INITIAL_ROW_BUDGET", 20)
-    monkeypatch.setattr(deletion, "MAX_ROW_BUDGET", 20)
+    monkeypatch.setattr(deletion.bulk, "INITIAL_ROW_BUDGET", 20)
+    monkeypatch.setattr(deletion.bulk, "MAX_ROW_BUDGET", 20)
     ids = fill(store, 40, 4)
-    real = deletion._execute
+    real = deletion.cascade._execute
     calls = {"n": 0}
 
     def crash_on_the_third_batchs_session_delete(sql, params):
@@ -375,7 +377,7 @@ def test_a_bulk_delete_interrupted_inside_a_batch_leaves_no_half_deleted_session
                 raise RuntimeError("killed")
         return real(sql, params)
 
-    monkeypatch.setattr(deletion, "_execute", crash_on_the_third_batchs_session_delete)
+    monkeypatch.setattr(deletion.cascade, "_execute", crash_on_the_third_batchs_session_delete)
     with pytest.raises(RuntimeError):
         deletion.clear_all(actor=ACTOR)
     states = {rows_of(store, s) for s in ids}
@@ -391,8 +393,8 @@ def test_a_bulk_delete_interrupted_inside_a_batch_leaves_no_half_deleted_session
 def test_a_bulk_delete_stopped_between_batches_leaves_every_session_whole_or_gone(
     store, monkeypatch
 ):
-    monkeypatch.setattr(deletion, "INITIAL_ROW_BUDGET", 50)
-    monkeypatch.setattr(deletion, "MAX_ROW_BUDGET", 50)
+    monkeypatch.setattr(deletion.bulk, "INITIAL_ROW_BUDGET", 50)
+    monkeypatch.setattr(deletion.bulk, "MAX_ROW_BUDGET", 50)
     ids = fill(store, 60, 3)
 
     def stop(counts, batches):
@@ -409,9 +411,9 @@ def test_a_bulk_delete_stopped_between_batches_leaves_every_session_whole_or_gon
 def test_a_concurrent_appender_gets_no_error_and_loses_no_write_during_a_bulk_delete(
     store, monkeypatch
 ):
-    monkeypatch.setattr(deletion, "MIN_PAUSE_MS", 25)
-    monkeypatch.setattr(deletion, "PAUSE_FRACTION", 0.4)
-    monkeypatch.setattr(deletion, "INITIAL_ROW_BUDGET", 200)
+    monkeypatch.setattr(deletion.bulk, "MIN_PAUSE_MS", 25)
+    monkeypatch.setattr(deletion.bulk, "PAUSE_FRACTION", 0.4)
+    monkeypatch.setattr(deletion.bulk, "INITIAL_ROW_BUDGET", 200)
     fill(store, 1500, 8, principal="user:bob", prefix="bob")
     live = fill(store, 3, 0, principal="user:alice", prefix="live")
     stop = threading.Event()
@@ -454,8 +456,8 @@ def test_a_concurrent_appender_gets_no_error_and_loses_no_write_during_a_bulk_de
 
 @STORE_DB
 def test_the_stepped_clear_all_resumes_from_its_audit_row_until_done(store, monkeypatch):
-    monkeypatch.setattr(deletion, "MAX_ROW_BUDGET", 30)
-    monkeypatch.setattr(deletion, "MAX_BATCH_SESSIONS", 20)
+    monkeypatch.setattr(deletion.bulk, "MAX_ROW_BUDGET", 30)
+    monkeypatch.setattr(deletion.bulk, "MAX_BATCH_SESSIONS", 20)
     fill(store, 100, 2)
     audit = deletion.start_clear_all(actor=ACTOR, expected_sessions=100)
     steps = 0
@@ -529,8 +531,8 @@ def test_read_only_mode_refuses_every_delete_and_audits_the_refusal(store):
 
 @STORE_DB
 def test_sessions_the_runtime_creates_during_a_clear_all_are_not_part_of_it(store, monkeypatch):
-    monkeypatch.setattr(deletion, "INITIAL_ROW_BUDGET", 20)
-    monkeypatch.setattr(deletion, "MAX_ROW_BUDGET", 20)
+    monkeypatch.setattr(deletion.bulk, "INITIAL_ROW_BUDGET", 20)
+    monkeypatch.setattr(deletion.bulk, "MAX_ROW_BUDGET", 20)
     fill(store, 50, 3)
     created = []
 

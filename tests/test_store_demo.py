@@ -347,8 +347,8 @@ def test_frames_are_capped_for_large_stores(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # The real threshold is 20,000 sessions; scaled down to keep the test fast.
-    monkeypatch.setattr(demo, "FRAMES_CAP_THRESHOLD", 40)
-    monkeypatch.setattr(demo, "FRAMES_CAP_SESSIONS", 5)
+    monkeypatch.setattr(demo.rows, "FRAMES_CAP_THRESHOLD", 40)
+    monkeypatch.setattr(demo.rows, "FRAMES_CAP_SESSIONS", 5)
     summary = build_demo_home(tmp_path / "home", frames_fraction=1.0, **SMALL)
     with sqlite3.connect(summary.store_path) as conn:
         ids = {r[0] for r in conn.execute("SELECT id FROM sessions")}

@@ -1,0 +1,107 @@
+"""Every delete the dashboard makes: the runtime's cascade and its bulk forms.
+
+The store is the runtime's; it keeps writing while we delete. So:
+
+* The cascade's SQL lives in exactly one function, :func:`.cascade._cascade`. It runs
+  inside one ``transaction.atomic(using="agents")`` (the backend makes that a
+  ``BEGIN IMMEDIATE``) and issues, in the runtime's order (foreign keys are on,
+  children go first)::
+
+      DELETE FROM session_messages WHERE session_id = ?
+      DELETE FROM session_state    WHERE session_id = ?
+      DELETE FROM sessions         WHERE id         = ?
+
+  or the same three with ``IN (?, …)`` for a batch of whole sessions.
+* Bulk operations (a filtered set, retention, clear-all) are many short
+  batches. Each batch is chosen outside any transaction, sized by the number
+  of rows it will delete so it holds the write lock for a few tens of
+  milliseconds, then re-checked *inside* its transaction: a session that
+  stopped matching (it became active again, or is already gone) is left whole.
+  Between batches we pause, so a runtime writer sleeping in SQLite's busy
+  handler gets the lock; its longest wait stays well under half a second.
+  A crash or a kill between (or inside) batches leaves every session either
+  fully present or fully gone, because each batch is one transaction.
+* Frame directories (``<frames root>/<id>/``) are removed only after the rows
+  are committed, through :func:`sessions_admin.store.frames.remove_session_dir`
+  (which never follows a symlink or leaves the root). A refusal is reported,
+  never raised: the rows are gone either way.
+* Every operation writes a :class:`~sessions_admin.models.DeletionAudit` row in
+  Django's own database: "running" before it touches the store, the counts and
+  outcome after, so even a crash leaves a trace.
+* Read-only mode refuses everything with :class:`StoreReadOnly`.
+
+The package, each module using only the ones above it:
+
+* :mod:`.results` -- what a delete takes and gives back: :class:`Actor`,
+  :class:`Counts`, :class:`FramesReport`, :class:`DeletionResult`, previews,
+  and :class:`SessionNotFound`;
+* :mod:`.audit` -- the :class:`~sessions_admin.models.DeletionAudit` bookkeeping
+  every operation goes through, and the read-only refusal;
+* :mod:`.cascade` -- the only SQL that writes to the store (:func:`_cascade`),
+  frame-directory removal, and one session: preview, delete, wipe;
+* :mod:`.bulk` -- the paced batch runner and everything built on it:
+  filtered sets, clear-all, retention, selected ids, the stepped clear-all,
+  exact counts. Its pacing settings (``MIN_PAUSE_MS``, ``MAX_BATCH_SESSIONS``,
+  the row budgets…) are read at run time from that module: tune them there
+  (they are not re-exported here, so ``monkeypatch.setattr`` on the package
+  fails loudly instead of silently changing nothing);
+* :mod:`.orphans` -- leftovers: messages and state without a session row, and
+  frame directories without one.
+"""
+
+from sessions_admin.store.deletion.bulk import (
+    BatchHook,
+    clear_all,
+    continue_clear_all,
+    count_all,
+    count_ids,
+    count_matching,
+    delete_filtered,
+    delete_older_than,
+    delete_sessions,
+    retention_filter,
+    start_clear_all,
+)
+from sessions_admin.store.deletion.cascade import delete_session, preview_session
+from sessions_admin.store.deletion.orphans import (
+    find_orphan_frames,
+    find_orphaned_children,
+    remove_orphan_frames,
+    remove_orphaned_children,
+)
+from sessions_admin.store.deletion.results import (
+    Actor,
+    Counts,
+    DeletionResult,
+    FramesReport,
+    OrphanedChildren,
+    SessionNotFound,
+    SessionPreview,
+)
+
+__all__ = [
+    "Actor",
+    "BatchHook",
+    "Counts",
+    "DeletionResult",
+    "FramesReport",
+    "OrphanedChildren",
+    "SessionNotFound",
+    "SessionPreview",
+    "clear_all",
+    "continue_clear_all",
+    "count_all",
+    "count_ids",
+    "count_matching",
+    "delete_filtered",
+    "delete_older_than",
+    "delete_session",
+    "delete_sessions",
+    "find_orphan_frames",
+    "find_orphaned_children",
+    "preview_session",
+    "remove_orphan_frames",
+    "remove_orphaned_children",
+    "retention_filter",
+    "start_clear_all",
+]

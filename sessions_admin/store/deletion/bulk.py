@@ -1,0 +1,400 @@
+"""Bulk deletes as many short, paced batches of whole sessions.
+
+Candidates are walked in rowid order outside any transaction, cut into
+batches sized (by :class:`_Pacer`) to hold the write lock about
+``TARGET_BATCH_MS``, and each batch goes through
+:func:`~sessions_admin.store.deletion.cascade._cascade` with a re-check
+inside its transaction. Built on it: a filtered set, clear-all, retention,
+selected ids (the admin action), the stepped clear-all the admin page drives
+one request at a time, and the exact counts of a dry run.
+
+The settings below are read at run time (a pacer reads them when it is made),
+so tests and callers tune them on this module.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any
+
+from django.utils import timezone
+
+from sessions_admin.store.connection import StoreError, StoreReadOnly, is_read_only, time_limit
+from sessions_admin.store.deletion.audit import (
+    AUDIT_MAX_IDS,
+    _audit_save,
+    _audit_start,
+    _check_writable,
+    _failure_text,
+)
+from sessions_admin.store.deletion.cascade import _cascade, _fetch, _remove_frames
+from sessions_admin.store.deletion.results import Actor, Counts, DeletionResult, FramesReport
+from sessions_admin.store.queries import SessionFilter
+from sessions_admin.store.timeutil import to_epoch_ms
+
+#: How long one batch may hold the store's write lock (aimed at, not guaranteed).
+TARGET_BATCH_MS = 60
+#: The pause after each batch: long enough for a writer polling in SQLite's busy
+#: handler (which retries after 1, 2, 5, 10, 15, 20, 25 ms…) to get in.
+MIN_PAUSE_MS = 25
+PAUSE_FRACTION = 0.4
+#: Most sessions in one ``IN (…)`` list (SQLite allows 32,766 parameters).
+MAX_BATCH_SESSIONS = 500
+#: Rows (messages + state + session) per batch before we have measured anything.
+INITIAL_ROW_BUDGET = 2_000
+MIN_ROW_BUDGET = 50
+MAX_ROW_BUDGET = 50_000
+#: Exact counts on the clear-all page may take a while on ten million messages.
+COUNT_TIME_LIMIT_MS = 20_000
+
+
+BatchHook = Callable[[Counts, int], None]
+
+
+@dataclass
+class _Pacer:
+    """Sizes batches so each holds the write lock about ``TARGET_BATCH_MS``."""
+
+    # Read when a pacer is made, so the module's settings can be tuned at run time.
+    row_budget: int = field(default_factory=lambda: INITIAL_ROW_BUDGET)
+    target_ms: float = field(default_factory=lambda: TARGET_BATCH_MS)
+    longest_ms: float = 0.0
+
+    def record(self, rows: int, elapsed_ms: float) -> float:
+        self.longest_ms = max(self.longest_ms, elapsed_ms)
+        if rows > 0 and elapsed_ms > 0:
+            rate = rows / elapsed_ms
+            wanted = int(rate * self.target_ms)
+            # Move halfway toward what the last batch suggests, to damp noise.
+            self.row_budget = max(MIN_ROW_BUDGET,
+                                  min(MAX_ROW_BUDGET, (self.row_budget + wanted) // 2))
+        return max(MIN_PAUSE_MS, elapsed_ms * PAUSE_FRACTION)
+
+
+def _max_rowid() -> int:
+    return _fetch("SELECT MAX(rowid) FROM sessions", [])[0][0] or 0
+
+
+def _candidates(session_filter: SessionFilter, after_rowid: int, limit: int,
+                max_rowid: int | None = None) -> list[tuple]:
+    """The next sessions matching the filter, in rowid order (read, no lock).
+
+    Walking the table by rowid reads it once over the whole operation, whatever
+    the filter, and never revisits rows already decided."""
+    clauses, params = session_filter.where()
+    bound: list[str] = []
+    bound_params: list[Any] = []
+    if max_rowid is not None:
+        bound, bound_params = ["rowid <= ?"], [max_rowid]
+    where = " AND ".join(["rowid > ?", *bound, *clauses])
+    return _fetch(f"SELECT rowid, id FROM sessions WHERE {where} ORDER BY rowid LIMIT ?",
+                  [after_rowid, *bound_params, *params, limit])
+
+
+def _child_counts(session_ids: list[str]) -> dict[str, int]:
+    """Messages + state rows per session (index-only reads, no lock)."""
+    marks = ", ".join("?" * len(session_ids))
+    sizes: dict[str, int] = dict.fromkeys(session_ids, 0)
+    for table in ("session_messages", "session_state"):
+        for sid, count in _fetch(
+            f"SELECT session_id, COUNT(*) FROM {table} WHERE session_id IN ({marks}) "
+            "GROUP BY session_id", session_ids,
+        ):
+            sizes[sid] = sizes.get(sid, 0) + count
+    return sizes
+
+
+def _chunks(session_ids: list[str], sizes: dict[str, int], budget: int) -> list[list[str]]:
+    """Split into batches of whole sessions holding at most ``budget`` rows (one
+    oversized session makes a batch of its own)."""
+    batches: list[list[str]] = []
+    current: list[str] = []
+    rows = 0
+    for sid in session_ids:
+        weight = sizes.get(sid, 0) + 1
+        if current and rows + weight > budget:
+            batches.append(current)
+            current, rows = [], 0
+        current.append(sid)
+        rows += weight
+    if current:
+        batches.append(current)
+    return batches
+
+
+@dataclass
+class _BulkState:
+    counts: Counts = field(default_factory=Counts)
+    report: FramesReport | None = None
+    after_rowid: int = 0
+    #: The highest rowid when the operation started: sessions the runtime creates
+    #: meanwhile are not part of it (and a clear-all under load still ends).
+    max_rowid: int = 0
+    batches: int = 0
+    skipped: int = 0
+    done: bool = False
+
+
+def _run_bulk(
+    session_filter: SessionFilter,
+    state: _BulkState,
+    *,
+    wipe_frames: bool,
+    deadline: float | None = None,
+    on_batch: BatchHook | None = None,
+    pacer: _Pacer | None = None,
+) -> _Pacer:
+    pacer = pacer or _Pacer()
+    # At least one round per call, so a step with a tiny time budget still progresses.
+    rounds = 0
+    while True:
+        if deadline is not None and rounds and time.monotonic() >= deadline:
+            break
+        rounds += 1
+        limit = max(1, min(MAX_BATCH_SESSIONS, pacer.row_budget))
+        rows = _candidates(session_filter, state.after_rowid, limit, state.max_rowid)
+        if not rows:
+            state.done = True
+            break
+        state.after_rowid = rows[-1][0]
+        ids = [row[1] for row in rows]
+        sizes = _child_counts(ids)
+        for batch in _chunks(ids, sizes, pacer.row_budget):
+            started = time.perf_counter()
+            counts, deleted = _cascade(batch, still_matching=session_filter)
+            elapsed_ms = (time.perf_counter() - started) * 1000
+            state.counts.add(counts)
+            state.batches += 1
+            state.skipped += len(batch) - len(deleted)
+            if wipe_frames and deleted:
+                _remove_frames(deleted, state.report)
+            if on_batch is not None:
+                on_batch(state.counts, state.batches)
+            # Let a writer waiting in its busy handler take the lock.
+            time.sleep(pacer.record(counts.rows, elapsed_ms) / 1000)
+    return pacer
+
+
+def _bulk(
+    operation: str,
+    session_filter: SessionFilter,
+    target: dict[str, Any],
+    *,
+    actor: Actor,
+    wipe_frames: bool,
+    dry_run: bool,
+    on_batch: BatchHook | None,
+) -> DeletionResult:
+    from sessions_admin.models import DeletionAudit
+
+    if dry_run:
+        return DeletionResult(counts=count_matching(session_filter), dry_run=True)
+    _check_writable(operation, actor, target)
+    audit = _audit_start(operation, actor, {**target, "wipe_frames": wipe_frames})
+    state = _BulkState(report=FramesReport() if wipe_frames else None, max_rowid=_max_rowid())
+    try:
+        pacer = _run_bulk(session_filter, state, wipe_frames=wipe_frames, on_batch=on_batch)
+    except BaseException as exc:
+        # Whole batches only: what is counted is gone, everything else is intact.
+        _audit_save(audit, state.counts, state.report, DeletionAudit.Outcome.FAILED,
+                    f"stopped after {state.batches} batches: {_failure_text(exc)}")
+        raise
+    outcome = (DeletionAudit.Outcome.PARTIAL if state.report and state.report.refused
+               else DeletionAudit.Outcome.OK)
+    detail = f"{state.batches} batches, longest {pacer.longest_ms:.0f} ms"
+    if state.skipped:
+        detail += f"; {state.skipped} sessions stopped matching and were left whole"
+    _audit_save(audit, state.counts, state.report, outcome, detail)
+    return DeletionResult(counts=state.counts, frames=state.report, audit_id=audit.pk,
+                          batches=state.batches, longest_batch_ms=pacer.longest_ms,
+                          skipped=state.skipped)
+
+
+def delete_filtered(session_filter: SessionFilter, *, actor: Actor, dry_run: bool = False,
+                    wipe_frames: bool = False, on_batch: BatchHook | None = None
+                    ) -> DeletionResult:
+    """Every session matching the list filters (e.g. one principal's, for an erasure)."""
+    from sessions_admin.models import DeletionAudit
+
+    if session_filter.is_empty():
+        raise StoreError("A filtered delete needs at least one filter; use clear-all for "
+                         "every session.")
+    return _bulk(DeletionAudit.Operation.DELETE_FILTERED, session_filter,
+                 {"filter": session_filter.describe()}, actor=actor, wipe_frames=wipe_frames,
+                 dry_run=dry_run, on_batch=on_batch)
+
+
+def clear_all(*, actor: Actor, dry_run: bool = False, wipe_frames: bool = False,
+              on_batch: BatchHook | None = None) -> DeletionResult:
+    """The runtime's ``$sessionClearAll``: every session with its messages and state."""
+    from sessions_admin.models import DeletionAudit
+
+    return _bulk(DeletionAudit.Operation.CLEAR_ALL, SessionFilter(), {"all": True},
+                 actor=actor, wipe_frames=wipe_frames, dry_run=dry_run, on_batch=on_batch)
+
+
+def retention_filter(older_than: timedelta, *, now=None) -> SessionFilter:
+    cutoff = (now or timezone.now()) - older_than
+    return SessionFilter(active_before_ms=to_epoch_ms(cutoff))
+
+
+def delete_older_than(older_than: timedelta, *, actor: Actor, dry_run: bool = False,
+                      wipe_frames: bool = False, on_batch: BatchHook | None = None
+                      ) -> DeletionResult:
+    """Retention: sessions whose last activity is older than ``older_than``."""
+    from sessions_admin.models import DeletionAudit
+
+    if older_than <= timedelta(0):
+        raise StoreError("The retention age must be positive.")
+    session_filter = retention_filter(older_than)
+    target = {"older_than_days": older_than.total_seconds() / 86400,
+              "active_before_ms": session_filter.active_before_ms}
+    return _bulk(DeletionAudit.Operation.RETENTION, session_filter, target, actor=actor,
+                 wipe_frames=wipe_frames, dry_run=dry_run, on_batch=on_batch)
+
+
+def delete_sessions(session_ids: Sequence[str], *, actor: Actor, wipe_frames: bool = False
+                    ) -> DeletionResult:
+    """Selected sessions (the admin's action), in paced batches of whole sessions."""
+    from sessions_admin.models import DeletionAudit
+
+    ids = list(dict.fromkeys(session_ids))
+    target = {"session_ids": ids[:AUDIT_MAX_IDS], "selected": len(ids)}
+    operation = DeletionAudit.Operation.DELETE_FILTERED
+    _check_writable(operation, actor, target)
+    audit = _audit_start(operation, actor, target)
+    counts = Counts()
+    report = FramesReport() if wipe_frames else None
+    pacer = _Pacer()
+    batches = 0
+    try:
+        for start in range(0, len(ids), MAX_BATCH_SESSIONS):
+            chunk = ids[start:start + MAX_BATCH_SESSIONS]
+            for batch in _chunks(chunk, _child_counts(chunk), pacer.row_budget):
+                started = time.perf_counter()
+                batch_counts, deleted = _cascade(batch)
+                counts.add(batch_counts)
+                batches += 1
+                if report is not None:
+                    _remove_frames(deleted, report)
+                elapsed_ms = (time.perf_counter() - started) * 1000
+                time.sleep(pacer.record(batch_counts.rows, elapsed_ms) / 1000)
+    except BaseException as exc:
+        _audit_save(audit, counts, report, DeletionAudit.Outcome.FAILED, _failure_text(exc))
+        raise
+    outcome = (DeletionAudit.Outcome.PARTIAL if report and report.refused
+               else DeletionAudit.Outcome.OK)
+    _audit_save(audit, counts, report, outcome, f"{batches} batches")
+    return DeletionResult(counts=counts, frames=report, audit_id=audit.pk, batches=batches,
+                          longest_batch_ms=pacer.longest_ms)
+
+
+# --- Stepped clear-all (the admin page drives it one request at a time) ---------------
+
+
+def start_clear_all(*, actor: Actor, expected_sessions: int, wipe_frames: bool = False):
+    """Open the audit row of a clear-all that :func:`continue_clear_all` will run."""
+    from sessions_admin.models import DeletionAudit
+
+    target = {"all": True, "expected_sessions": expected_sessions, "after_rowid": 0,
+              "max_rowid": _max_rowid(), "batches": 0, "wipe_frames": wipe_frames}
+    _check_writable(DeletionAudit.Operation.CLEAR_ALL, actor, target)
+    return _audit_start(DeletionAudit.Operation.CLEAR_ALL, actor, target)
+
+
+def continue_clear_all(audit, *, seconds: float = 1.0) -> DeletionResult:
+    """Run the clear-all recorded in ``audit`` for about ``seconds``, then save progress.
+
+    The audit row carries the position and the running counts, so each step
+    (one request) picks up where the last stopped; a step that never comes
+    leaves a "running" row whose counts are exactly what is gone.
+    """
+    from sessions_admin.models import DeletionAudit
+
+    if audit.outcome != DeletionAudit.Outcome.RUNNING:
+        counts = Counts(audit.sessions_deleted, audit.messages_deleted, audit.state_deleted)
+        return DeletionResult(counts=counts, audit_id=audit.pk, done=True)
+    if is_read_only():
+        _audit_save(audit, Counts(audit.sessions_deleted, audit.messages_deleted,
+                                  audit.state_deleted), None, DeletionAudit.Outcome.REFUSED,
+                    StoreReadOnly().message)
+        raise StoreReadOnly()
+    target = dict(audit.target)
+    wipe = bool(target.get("wipe_frames"))
+    state = _BulkState(
+        counts=Counts(audit.sessions_deleted, audit.messages_deleted, audit.state_deleted),
+        report=FramesReport(dirs_removed=audit.frame_dirs_removed,
+                            bytes_removed=audit.frame_bytes_removed) if wipe else None,
+        after_rowid=int(target.get("after_rowid", 0)),
+        max_rowid=int(target.get("max_rowid", 0)),
+        batches=int(target.get("batches", 0)),
+    )
+    try:
+        pacer = _run_bulk(SessionFilter(), state, wipe_frames=wipe,
+                          deadline=time.monotonic() + seconds)
+    except BaseException as exc:
+        _audit_save(audit, state.counts, state.report, DeletionAudit.Outcome.FAILED,
+                    f"stopped after {state.batches} batches: {_failure_text(exc)}")
+        raise
+    audit.target = {**target, "after_rowid": state.after_rowid, "batches": state.batches}
+    if state.done:
+        outcome = (DeletionAudit.Outcome.PARTIAL if state.report and state.report.refused
+                   else DeletionAudit.Outcome.OK)
+        _audit_save(audit, state.counts, state.report, outcome, f"{state.batches} batches")
+    else:
+        _audit_save(audit, state.counts, state.report, DeletionAudit.Outcome.RUNNING,
+                    f"{state.batches} batches so far", finished=False)
+    return DeletionResult(counts=state.counts, frames=state.report, audit_id=audit.pk,
+                          done=state.done, batches=state.batches,
+                          longest_batch_ms=pacer.longest_ms)
+
+
+# --- Counting ------------------------------------------------------------------------
+
+
+def count_all() -> Counts:
+    """Exact totals of the three tables (for the clear-all confirmation)."""
+    with time_limit(COUNT_TIME_LIMIT_MS):
+        return Counts(
+            sessions=_fetch("SELECT COUNT(*) FROM sessions", [])[0][0],
+            messages=_fetch("SELECT COUNT(*) FROM session_messages", [])[0][0],
+            state=_fetch("SELECT COUNT(*) FROM session_state", [])[0][0],
+        )
+
+
+def count_matching(session_filter: SessionFilter) -> Counts:
+    """Exactly what a bulk delete with this filter would remove right now (dry run)."""
+    if session_filter.is_empty():
+        return count_all()
+    counts = Counts()
+    after = 0
+    with time_limit(COUNT_TIME_LIMIT_MS):
+        while rows := _candidates(session_filter, after, MAX_BATCH_SESSIONS):
+            after = rows[-1][0]
+            ids = [row[1] for row in rows]
+            marks = ", ".join("?" * len(ids))
+            counts.sessions += len(ids)
+            counts.messages += _fetch(
+                f"SELECT COUNT(*) FROM session_messages WHERE session_id IN ({marks})", ids)[0][0]
+            counts.state += _fetch(
+                f"SELECT COUNT(*) FROM session_state WHERE session_id IN ({marks})", ids)[0][0]
+    return counts
+
+
+def count_ids(session_ids: Sequence[str]) -> Counts:
+    """Exactly what deleting these sessions would remove (missing ids count nothing)."""
+    ids = list(dict.fromkeys(session_ids))
+    counts = Counts()
+    for start in range(0, len(ids), MAX_BATCH_SESSIONS):
+        chunk = ids[start:start + MAX_BATCH_SESSIONS]
+        marks = ", ".join("?" * len(chunk))
+        counts.sessions += _fetch(f"SELECT COUNT(*) FROM sessions WHERE id IN ({marks})",
+                                  chunk)[0][0]
+        counts.messages += _fetch(
+            f"SELECT COUNT(*) FROM session_messages WHERE session_id IN ({marks})", chunk)[0][0]
+        counts.state += _fetch(
+            f"SELECT COUNT(*) FROM session_state WHERE session_id IN ({marks})", chunk)[0][0]
+    return counts

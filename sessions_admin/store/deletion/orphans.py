@@ -1,0 +1,158 @@
+"""Leftovers with no session row: orphaned children and orphaned frame directories.
+
+A crashed writer can leave messages and state whose session row is gone;
+the runtime's own deletes leave frame directories behind. Both are found
+here and removed in batches (children through the cascade with
+``children_only``, never touching ``sessions``; directories only after a
+re-check that their session row is still absent).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from sessions_admin.store import frames
+from sessions_admin.store.connection import frames_root, time_limit
+
+# MAX_BATCH_SESSIONS is read as bulk.MAX_BATCH_SESSIONS, so a value tuned on
+# that module applies here too, as it did when all of this was one module.
+from sessions_admin.store.deletion import bulk
+from sessions_admin.store.deletion.audit import (
+    AUDIT_MAX_IDS,
+    _audit_save,
+    _audit_start,
+    _check_writable,
+    _failure_text,
+)
+from sessions_admin.store.deletion.bulk import (
+    COUNT_TIME_LIMIT_MS,
+    _child_counts,
+    _chunks,
+    _Pacer,
+)
+from sessions_admin.store.deletion.cascade import _cascade, _fetch, _remove_frames
+from sessions_admin.store.deletion.results import (
+    Actor,
+    Counts,
+    DeletionResult,
+    FramesReport,
+    OrphanedChildren,
+)
+
+# --- Orphaned children ---------------------------------------------------------------
+
+
+def find_orphaned_children(limit_ms: int = COUNT_TIME_LIMIT_MS) -> OrphanedChildren:
+    """Messages and state whose session row is missing (a crashed writer's leftovers)."""
+    found: dict[str, None] = {}
+    messages = state = 0
+    with time_limit(limit_ms):
+        for table in ("session_messages", "session_state"):
+            rows = _fetch(
+                f"SELECT session_id, COUNT(*) FROM {table} AS child WHERE NOT EXISTS "
+                "(SELECT 1 FROM sessions WHERE sessions.id = child.session_id) "
+                "GROUP BY session_id", [])
+            for sid, count in rows:
+                found[sid] = None
+                if table == "session_messages":
+                    messages += count
+                else:
+                    state += count
+    return OrphanedChildren(sorted(found), messages, state)
+
+
+def remove_orphaned_children(*, actor: Actor) -> DeletionResult:
+    """Delete orphaned messages and state (never a session row), batch by batch."""
+    from sessions_admin.models import DeletionAudit
+
+    operation = DeletionAudit.Operation.ORPHAN_CHILDREN
+    _check_writable(operation, actor, {"orphans": True})
+    orphans = find_orphaned_children()
+    audit = _audit_start(operation, actor, {"orphans": True,
+                                            "session_ids": orphans.session_ids[:AUDIT_MAX_IDS]})
+    counts = Counts()
+    pacer = _Pacer()
+    batches = 0
+    try:
+        ids = orphans.session_ids
+        for start in range(0, len(ids), bulk.MAX_BATCH_SESSIONS):
+            chunk = ids[start:start + bulk.MAX_BATCH_SESSIONS]
+            for batch in _chunks(chunk, _child_counts(chunk), pacer.row_budget):
+                started = time.perf_counter()
+                batch_counts, _ = _cascade(batch, children_only=True)
+                counts.add(batch_counts)
+                batches += 1
+                elapsed_ms = (time.perf_counter() - started) * 1000
+                time.sleep(pacer.record(batch_counts.rows, elapsed_ms) / 1000)
+    except BaseException as exc:
+        _audit_save(audit, counts, None, DeletionAudit.Outcome.FAILED, _failure_text(exc))
+        raise
+    _audit_save(audit, counts, None, DeletionAudit.Outcome.OK, f"{batches} batches")
+    return DeletionResult(counts=counts, audit_id=audit.pk, batches=batches)
+
+
+# --- Orphaned frame directories -----------------------------------------------------
+
+
+def _existing_ids(session_ids: list[str]) -> set[str]:
+    """Which of these ids have a session row (for :func:`frames.scan_frame_dirs`)."""
+    found: set[str] = set()
+    for start in range(0, len(session_ids), bulk.MAX_BATCH_SESSIONS):
+        chunk = session_ids[start:start + bulk.MAX_BATCH_SESSIONS]
+        marks = ", ".join("?" * len(chunk))
+        found.update(row[0] for row in _fetch(
+            f"SELECT id FROM sessions WHERE id IN ({marks})", chunk))
+    return found
+
+
+def find_orphan_frames() -> frames.OrphanReport:
+    """Frame directories with no session row (the runtime's own deletes leave them),
+    with every directory's size, in one scan of the frames root."""
+    return frames.scan_frame_dirs(frames_root(), _existing_ids)
+
+
+def remove_orphan_frames(session_ids: Sequence[str] | None = None, *, actor: Actor
+                         ) -> DeletionResult:
+    """Remove orphaned frame directories: the ``session_ids`` given, or (None) every
+    orphan a fresh scan finds. Never touches the store's rows.
+
+    Each id is re-checked against the store just before its directory goes, so a
+    directory whose session row exists (again: the runtime reuses an id, or the id was
+    never an orphan) is left alone and counted in ``skipped``. Ids that are not a plain
+    directory under the root are refused by :mod:`~sessions_admin.store.frames` and
+    recorded as refusals, never raised.
+    """
+    from sessions_admin.models import DeletionAudit
+
+    operation = DeletionAudit.Operation.ORPHAN_FRAMES
+    every = session_ids is None
+    target: dict[str, Any] = {"orphans": "all" if every else "selected"}
+    if not every:
+        target["session_ids"] = list(dict.fromkeys(session_ids))[:AUDIT_MAX_IDS]
+    _check_writable(operation, actor, target)
+    audit = _audit_start(operation, actor, target)
+    report = FramesReport()
+    skipped = 0
+    try:
+        if every:
+            ids = [d.session_id for d in find_orphan_frames().orphans]
+            audit.target = {**target, "session_ids": ids[:AUDIT_MAX_IDS], "found": len(ids)}
+        else:
+            ids = list(dict.fromkeys(session_ids))
+        for start in range(0, len(ids), bulk.MAX_BATCH_SESSIONS):
+            chunk = ids[start:start + bulk.MAX_BATCH_SESSIONS]
+            present = _existing_ids(chunk)
+            skipped += len(present)
+            _remove_frames([sid for sid in chunk if sid not in present], report)
+    except BaseException as exc:
+        _audit_save(audit, Counts(), report, DeletionAudit.Outcome.FAILED, _failure_text(exc))
+        raise
+    outcome = DeletionAudit.Outcome.PARTIAL if report.refused else DeletionAudit.Outcome.OK
+    detail = f"{report.missing} already gone" if report.missing else ""
+    if skipped:
+        detail = "; ".join(filter(None, [detail, f"{skipped} have a session row and were "
+                                                  "left alone"]))
+    _audit_save(audit, Counts(), report, outcome, detail)
+    return DeletionResult(counts=Counts(), frames=report, audit_id=audit.pk, skipped=skipped)
