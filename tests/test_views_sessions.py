@@ -258,3 +258,16 @@ def test_a_result_that_fits_one_page_is_counted_exactly_without_another_query(st
     page = staff_client.get("/sessions/?q=pager")
     expected = len(reference(store, "WHERE title LIKE '%pager%' OR id LIKE '%pager%'"))
     assert page.context["page"].count == expected
+
+
+@STORE_DB
+def test_the_undecoded_path_from_the_server_settles_an_id_that_looks_like_a_subpage(
+    store, staff_client
+):
+    store.add_session("sess")
+    store.add_session("sess/frames")
+    frames_of_sess = staff_client.get("/sessions/sess/frames/", RAW_URI="/sessions/sess/frames/")
+    assert frames_of_sess.status_code == 200
+    assert frames_of_sess.context["session_id"] == "sess"
+    page = staff_client.get("/sessions/sess/frames/", RAW_URI="/sessions/sess%2Fframes/")
+    assert page.context["session"].id == "sess/frames"
