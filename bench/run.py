@@ -36,9 +36,15 @@ def main() -> None:
     parser.add_argument("--only", action="append", help="run only benches whose name has this")
     args = parser.parse_args()
 
-    from bench.common import BENCH_DIR, bench_home
+    from bench.common import BENCH_DIR
 
-    bench_home(fresh=args.fresh)
+    # Generate in a child process: Linux carries a process's peak RSS over to
+    # the children it starts, which would inflate every benchmark's memory figure.
+    subprocess.run(
+        [sys.executable, "-c",
+         f"from bench.common import bench_home; bench_home(fresh={args.fresh})"],
+        cwd=ROOT, check=True,
+    )
     BENCH_DIR.mkdir(parents=True, exist_ok=True)
     results = BENCH_DIR / "results.txt"
     failed = []
