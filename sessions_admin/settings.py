@@ -135,12 +135,10 @@ STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = VAR_DIR / "staticfiles"
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
-    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
+    "staticfiles": {"BACKEND": "sessions_admin.staticstorage.StaticStorage"},
 }
 # Serve straight from the finders when static files were not collected (dev, tests).
 WHITENOISE_USE_FINDERS = True
-if not (STATIC_ROOT / "staticfiles.json").exists():
-    STORAGES["staticfiles"]["BACKEND"] = "django.contrib.staticfiles.storage.StaticFilesStorage"
 
 # --- Security: nothing from the store may ever run in the browser ----------
 SECURE_CSP = {
