@@ -68,45 +68,54 @@ def _prefix_range(term: str) -> tuple[str, str] | None:
     return term, term[:-1] + chr(ord(last) + 1)
 
 
-class TargetFilter(admin.SimpleListFilter):
-    title = "target"
-    parameter_name = "target"
+class ChoiceFilter(admin.SimpleListFilter):
+    """A list filter over one column whose choices are cheap to list.
+
+    The admin's own filters run ``SELECT DISTINCT`` over the whole table on
+    every changelist; these list known values (and keep an unknown one that
+    came in the URL, so the filter still shows what is applied).
+    """
+
+    field: str
+
+    def choices_for(self, request: HttpRequest) -> list[str]:
+        raise NotImplementedError
 
     def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
-        targets = queries.distinct_targets()
-        if self.value() and self.value() not in targets:
-            targets.append(self.value())
-        return [(t, t) for t in targets]
-
-    def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
-        return queryset.filter(target_key=self.value()) if self.value() else queryset
-
-
-class ProfileFilter(admin.SimpleListFilter):
-    """The built-in profiles (no ``SELECT DISTINCT`` over every session)."""
-
-    title = "profile"
-    parameter_name = "profile"
-
-    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
-        values = list(PROFILES)
+        values = list(self.choices_for(request))
         if self.value() and self.value() not in values:
             values.append(self.value())
-        return [(p, p) for p in values]
+        return [(value, value) for value in values]
 
     def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
-        return queryset.filter(profile_key=self.value()) if self.value() else queryset
+        return queryset.filter(**{self.field: self.value()}) if self.value() else queryset
 
 
-class RoleFilter(admin.SimpleListFilter):
-    title = "role"
-    parameter_name = "role"
+class TargetFilter(ChoiceFilter):
+    """Targets found by index seeks (see ``queries.distinct_targets``)."""
 
-    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
-        return [("user", "user"), ("assistant", "assistant"), ("tool", "tool")]
+    title = parameter_name = "target"
+    field = "target_key"
 
-    def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
-        return queryset.filter(role=self.value()) if self.value() else queryset
+    def choices_for(self, request: HttpRequest) -> list[str]:
+        return queries.distinct_targets()
+
+
+class ProfileFilter(ChoiceFilter):
+    """The built-in profiles."""
+
+    title = parameter_name = "profile"
+    field = "profile_key"
+
+    def choices_for(self, request: HttpRequest) -> list[str]:
+        return list(PROFILES)
+
+
+class RoleFilter(ChoiceFilter):
+    title = parameter_name = field = "role"
+
+    def choices_for(self, request: HttpRequest) -> list[str]:
+        return ["user", "assistant", "tool"]
 
 
 admin.site.site_header = "sessions-admin"
@@ -136,16 +145,38 @@ class ReadOnlyStoreAdmin(admin.ModelAdmin):
 
 @admin.register(Session)
 class SessionAdmin(ReadOnlyStoreAdmin):
-    list_display = ("id", "title", "target_key", "profile_key", "principal_id", "turn_count",
-                    "last_active_shown")
+    list_display = (
+        "id",
+        "title",
+        "target_key",
+        "profile_key",
+        "principal_id",
+        "turn_count",
+        "last_active_shown",
+    )
     list_filter = (TargetFilter, ProfileFilter)
     search_fields = ("id",)
     search_help_text = "An exact session id, or the start of one."
-    readonly_fields = ("created_shown", "last_active_shown", "message_count", "state_rows",
-                       "dashboard_link")
-    fields = ("id", "title", "target_key", "profile_key", "principal_id", "turn_count",
-              "created_shown", "last_active_shown", "message_count", "state_rows",
-              "dashboard_link")
+    readonly_fields = (
+        "created_shown",
+        "last_active_shown",
+        "message_count",
+        "state_rows",
+        "dashboard_link",
+    )
+    fields = (
+        "id",
+        "title",
+        "target_key",
+        "profile_key",
+        "principal_id",
+        "turn_count",
+        "created_shown",
+        "last_active_shown",
+        "message_count",
+        "state_rows",
+        "dashboard_link",
+    )
     actions = ("delete_with_cascade",)
     change_list_template = "admin/sessions_admin/session/change_list.html"
 
@@ -156,8 +187,9 @@ class SessionAdmin(ReadOnlyStoreAdmin):
         # the primary-key order is the one that stays fast on 500,000 rows.
         return ["-last_active"] if request.GET.get("target") else ["id"]
 
-    def get_search_results(self, request: HttpRequest, queryset: QuerySet, search_term: str
-                           ) -> tuple[QuerySet, bool]:
+    def get_search_results(
+        self, request: HttpRequest, queryset: QuerySet, search_term: str
+    ) -> tuple[QuerySet, bool]:
         term = search_term.strip()
         bounds = _prefix_range(term)
         if bounds is None:
@@ -185,11 +217,18 @@ class SessionAdmin(ReadOnlyStoreAdmin):
             "<table><thead><tr><th>key</th><th>updated</th><th>value</th></tr></thead>"
             "<tbody>{}</tbody></table>",
             format_html_join(
-                "", "<tr><td><code>{}</code></td><td>{}</td><td><pre>{}</pre></td></tr>",
-                ((key, _epoch(updated),
-                  value if len(value) <= STATE_VALUE_PREVIEW
-                  else value[:STATE_VALUE_PREVIEW] + f"… ({len(value):,} characters)")
-                 for key, value, updated in rows),
+                "",
+                "<tr><td><code>{}</code></td><td>{}</td><td><pre>{}</pre></td></tr>",
+                (
+                    (
+                        key,
+                        _epoch(updated),
+                        value
+                        if len(value) <= STATE_VALUE_PREVIEW
+                        else value[:STATE_VALUE_PREVIEW] + f"… ({len(value):,} characters)",
+                    )
+                    for key, value, updated in rows
+                ),
             ),
         )
 
@@ -202,8 +241,9 @@ class SessionAdmin(ReadOnlyStoreAdmin):
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return request.user.has_perm(DELETE_SESSIONS) and not is_read_only()
 
-    def get_actions(self, request: HttpRequest,
-                    action_location: ActionLocation = ActionLocation.CHANGE_LIST) -> dict:
+    def get_actions(
+        self, request: HttpRequest, action_location: ActionLocation = ActionLocation.CHANGE_LIST
+    ) -> dict:
         actions = super().get_actions(request, action_location=action_location)
         actions.pop("delete_selected", None)
         return actions
@@ -216,10 +256,11 @@ class SessionAdmin(ReadOnlyStoreAdmin):
         ids = list(queryset.values_list("id", flat=True)[: SELECT_ACROSS_MAX + 1])
         deletion.delete_sessions(ids, actor=deletion.Actor.of(request.user))
 
-    @admin.action(description="Delete selected sessions (with their messages and state)",
-                  permissions=["delete"])
-    def delete_with_cascade(self, request: HttpRequest, queryset: QuerySet
-                            ) -> HttpResponse | None:
+    @admin.action(
+        description="Delete selected sessions (with their messages and state)",
+        permissions=["delete"],
+    )
+    def delete_with_cascade(self, request: HttpRequest, queryset: QuerySet) -> HttpResponse | None:
         ids = list(queryset.values_list("id", flat=True)[: SELECT_ACROSS_MAX + 1])
         if len(ids) > SELECT_ACROSS_MAX:
             self.message_user(
@@ -249,8 +290,9 @@ class SessionAdmin(ReadOnlyStoreAdmin):
             "action": "delete_with_cascade",
             "action_checkbox_name": admin.helpers.ACTION_CHECKBOX_NAME,
         }
-        return TemplateResponse(request, "admin/sessions_admin/session/delete_selected.html",
-                                context)
+        return TemplateResponse(
+            request, "admin/sessions_admin/session/delete_selected.html", context
+        )
 
     # -- clear all --------------------------------------------------------------------
 
@@ -258,8 +300,11 @@ class SessionAdmin(ReadOnlyStoreAdmin):
         view = self.admin_site.admin_view
         return [
             path("clear-all/", view(self.clear_all_view), name="sessions_admin_session_clear_all"),
-            path("clear-all/<int:audit_id>/", view(self.clear_all_step),
-                 name="sessions_admin_session_clear_all_step"),
+            path(
+                "clear-all/<int:audit_id>/",
+                view(self.clear_all_step),
+                name="sessions_admin_session_clear_all_step",
+            ),
             *super().get_urls(),
         ]
 
@@ -270,8 +315,12 @@ class SessionAdmin(ReadOnlyStoreAdmin):
     def clear_all_view(self, request: HttpRequest) -> HttpResponse:
         """Exact counts, a typed phrase, then a stepped clear with a progress bar."""
         self._check_clear_all(request)
-        context = {**self.admin_site.each_context(request), "opts": self.model._meta,
-                   "title": "Clear all sessions", "read_only": is_read_only()}
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.model._meta,
+            "title": "Clear all sessions",
+            "read_only": is_read_only(),
+        }
         error = ""
         if request.method == "POST":
             expected = _int(request.POST.get("expected"))
@@ -281,25 +330,32 @@ class SessionAdmin(ReadOnlyStoreAdmin):
             else:
                 try:
                     audit = deletion.start_clear_all(
-                        actor=deletion.Actor.of(request.user), expected_sessions=expected,
-                        wipe_frames=request.POST.get("wipe_frames") == "1")
+                        actor=deletion.Actor.of(request.user),
+                        expected_sessions=expected,
+                        wipe_frames=request.POST.get("wipe_frames") == "1",
+                    )
                 except StoreError as exc:
                     error = exc.message
                 else:
                     return HttpResponseRedirect(
-                        reverse("admin:sessions_admin_session_clear_all_step",
-                                args=[audit.pk]))
+                        reverse("admin:sessions_admin_session_clear_all_step", args=[audit.pk])
+                    )
         counts = deletion.count_all()
         context.update(counts=counts, phrase=clear_all_phrase(counts.sessions), error=error)
-        return render(request, "admin/sessions_admin/session/clear_all.html", context,
-                      status=400 if error else 200)
+        return render(
+            request,
+            "admin/sessions_admin/session/clear_all.html",
+            context,
+            status=400 if error else 200,
+        )
 
     def clear_all_step(self, request: HttpRequest, audit_id: int) -> HttpResponse:
         """GET shows progress; each POST deletes for about a second and answers with
         the progress (for htmx, a fragment that triggers the next step)."""
         self._check_clear_all(request)
-        audit = get_object_or_404(DeletionAudit, pk=audit_id,
-                                  operation=DeletionAudit.Operation.CLEAR_ALL)
+        audit = get_object_or_404(
+            DeletionAudit, pk=audit_id, operation=DeletionAudit.Operation.CLEAR_ALL
+        )
         if request.method == "POST" and audit.outcome == DeletionAudit.Outcome.RUNNING:
             try:
                 deletion.continue_clear_all(audit, seconds=STEP_SECONDS)
@@ -308,8 +364,10 @@ class SessionAdmin(ReadOnlyStoreAdmin):
             audit.refresh_from_db()
         expected = int(audit.target.get("expected_sessions") or 0)
         context = {
-            **self.admin_site.each_context(request), "opts": self.model._meta,
-            "title": "Clearing all sessions", "audit": audit,
+            **self.admin_site.each_context(request),
+            "opts": self.model._meta,
+            "title": "Clearing all sessions",
+            "audit": audit,
             "expected": max(expected, audit.sessions_deleted),
             "running": audit.outcome == DeletionAudit.Outcome.RUNNING,
             "audit_url": reverse("admin:sessions_admin_deletionaudit_change", args=[audit.pk]),
@@ -347,8 +405,9 @@ class MessageAdmin(ReadOnlyStoreAdmin):
     def get_ordering(self, request: HttpRequest) -> list[str]:
         return ["-id"]  # the rowid: "ts" has no index of its own
 
-    def get_search_results(self, request: HttpRequest, queryset: QuerySet, search_term: str
-                           ) -> tuple[QuerySet, bool]:
+    def get_search_results(
+        self, request: HttpRequest, queryset: QuerySet, search_term: str
+    ) -> tuple[QuerySet, bool]:
         term = search_term.strip()
         if not term:
             return queryset, False
@@ -358,8 +417,9 @@ class MessageAdmin(ReadOnlyStoreAdmin):
 
     @admin.display(description="session")
     def session_link(self, obj: Message) -> str:
-        return format_html('<a href="{}">{}</a>', session_url(obj.session_id),
-                           short_id(obj.session_id))
+        return format_html(
+            '<a href="{}">{}</a>', session_url(obj.session_id), short_id(obj.session_id)
+        )
 
     @admin.display(description="content")
     def short_content(self, obj: Message) -> str:
@@ -373,8 +433,17 @@ class MessageAdmin(ReadOnlyStoreAdmin):
 
 @admin.register(DeletionAudit)
 class DeletionAuditAdmin(admin.ModelAdmin):
-    list_display = ("started_at", "operation", "actor", "outcome", "sessions_deleted",
-                    "messages_deleted", "state_deleted", "frame_dirs_removed", "finished_at")
+    list_display = (
+        "started_at",
+        "operation",
+        "actor",
+        "outcome",
+        "sessions_deleted",
+        "messages_deleted",
+        "state_deleted",
+        "frame_dirs_removed",
+        "finished_at",
+    )
     list_filter = ("operation", "outcome")
     search_fields = ("actor",)
     date_hierarchy = "started_at"

@@ -3,7 +3,6 @@ from django.contrib.auth import views as auth_views
 from django.urls import path
 from django.views.generic import RedirectView
 
-from sessions_admin import views as _views  # noqa: F401
 from sessions_admin.views import (  # noqa: F401
     deletes,
     export,

@@ -22,6 +22,7 @@ from django.core import signing
 from django.utils import timezone
 
 from sessions_admin.store.connection import StoreTimeout, store_connection, time_limit
+from sessions_admin.store.health import REQUIRED_COLUMNS
 
 __all__ = ["StoreTimeout"]
 from sessions_admin.store.timeutil import from_epoch_ms, to_epoch_ms
@@ -53,16 +54,7 @@ ACTIVE_PRESETS: dict[str, tuple[str, timedelta]] = {
     "30d": ("last 30 days", timedelta(days=30)),
     "90d": ("last 90 days", timedelta(days=90)),
 }
-SESSION_COLUMNS = (
-    "id",
-    "target_key",
-    "profile_key",
-    "principal_id",
-    "title",
-    "turn_count",
-    "created_at",
-    "last_active",
-)
+SESSION_COLUMNS = REQUIRED_COLUMNS["sessions"]  # in SessionRow's field order
 _SELECT = f"SELECT {', '.join(SESSION_COLUMNS)} FROM sessions"
 
 

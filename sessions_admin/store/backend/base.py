@@ -38,33 +38,8 @@ _SETTABLE_PRAGMAS = frozenset(
         "mmap_size",
     }
 )
-# Pragmas that only read; some take a table name as their argument.
-_READ_PRAGMAS = frozenset(
-    {
-        "table_info",
-        "table_xinfo",
-        "index_list",
-        "index_info",
-        "index_xinfo",
-        "foreign_key_list",
-        "foreign_key_check",
-        "user_version",
-        "schema_version",
-        "journal_mode",
-        "page_count",
-        "page_size",
-        "freelist_count",
-        "data_version",
-        "database_list",
-        "compile_options",
-        "quick_check",
-        "integrity_check",
-        "application_id",
-        "encoding",
-        "table_list",
-    }
-)
-_VALUE_PRAGMAS_READ_ONLY_WITH_ARG = frozenset(
+# Pragmas that only read and take a table or index name as their argument.
+_TABLE_PRAGMAS = frozenset(
     {
         "table_info",
         "table_xinfo",
@@ -78,6 +53,20 @@ _VALUE_PRAGMAS_READ_ONLY_WITH_ARG = frozenset(
         "table_list",
     }
 )
+# Pragmas that read when given no value (and would write when given one).
+_READ_PRAGMAS = _TABLE_PRAGMAS | {
+    "user_version",
+    "schema_version",
+    "journal_mode",
+    "page_count",
+    "page_size",
+    "freelist_count",
+    "data_version",
+    "database_list",
+    "compile_options",
+    "application_id",
+    "encoding",
+}
 _ALWAYS_ALLOWED = frozenset(
     {
         sqlite3.SQLITE_READ,
@@ -102,7 +91,7 @@ def store_authorizer(
         name = (arg1 or "").lower()
         if name in _SETTABLE_PRAGMAS:
             return sqlite3.SQLITE_OK
-        if name in _READ_PRAGMAS and (arg2 is None or name in _VALUE_PRAGMAS_READ_ONLY_WITH_ARG):
+        if name in _READ_PRAGMAS and (arg2 is None or name in _TABLE_PRAGMAS):
             return sqlite3.SQLITE_OK
     logger.warning("refused a statement on the store: action=%s %s %s", action, arg1, arg2)
     return sqlite3.SQLITE_DENY
