@@ -33,6 +33,7 @@ from sessions_admin.access import CLEAR_ALL_SESSIONS, DELETE_SESSIONS
 from sessions_admin.ids import session_url
 from sessions_admin.models import DeletionAudit, Message, Session
 from sessions_admin.store import deletion, queries
+from sessions_admin.store.cliptext import SHORT_TEXT_CHARS, clipped_expr
 from sessions_admin.store.connection import StoreError, is_read_only
 from sessions_admin.store.timeutil import from_epoch_ms
 from sessions_admin.templatetags.sessions_admin import short_id
@@ -42,6 +43,8 @@ COUNT_CAP = 10_000
 #: is a job for the Clear-all page or ``manage.py clear_sessions``.
 SELECT_ACROSS_MAX = 10_000
 STATE_VALUE_PREVIEW = 2_000
+_CLIPPED_SESSION_FIELDS = ("title", "target_key", "profile_key", "principal_id")
+MESSAGE_PREVIEW_CHARS = 2_000
 PROFILES = ("default", "explain", "edit", "propose", "evaluate", "monitor")
 
 
@@ -98,7 +101,7 @@ class TargetFilter(ChoiceFilter):
     field = "target_key"
 
     def choices_for(self, request: HttpRequest) -> list[str]:
-        return queries.distinct_targets()
+        return [t for t in queries.distinct_targets() if len(t) <= SHORT_TEXT_CHARS]
 
 
 class ProfileFilter(ChoiceFilter):
@@ -147,10 +150,10 @@ class ReadOnlyStoreAdmin(admin.ModelAdmin):
 class SessionAdmin(ReadOnlyStoreAdmin):
     list_display = (
         "id",
-        "title",
-        "target_key",
-        "profile_key",
-        "principal_id",
+        "title_shown",
+        "target_shown",
+        "profile_shown",
+        "principal_shown",
         "turn_count",
         "last_active_shown",
     )
@@ -158,6 +161,10 @@ class SessionAdmin(ReadOnlyStoreAdmin):
     search_fields = ("id",)
     search_help_text = "An exact session id, or the start of one."
     readonly_fields = (
+        "title_shown",
+        "target_shown",
+        "profile_shown",
+        "principal_shown",
         "created_shown",
         "last_active_shown",
         "message_count",
@@ -166,10 +173,10 @@ class SessionAdmin(ReadOnlyStoreAdmin):
     )
     fields = (
         "id",
-        "title",
-        "target_key",
-        "profile_key",
-        "principal_id",
+        "title_shown",
+        "target_shown",
+        "profile_shown",
+        "principal_shown",
         "turn_count",
         "created_shown",
         "last_active_shown",
@@ -181,6 +188,32 @@ class SessionAdmin(ReadOnlyStoreAdmin):
     change_list_template = "admin/sessions_admin/session/change_list.html"
 
     # -- listing ------------------------------------------------------------------
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet:
+        # Text columns come clipped from SQLite (store.cliptext): a 5 MB title
+        # must not be read for every row of the changelist.
+        return (
+            super()
+            .get_queryset(request)
+            .defer(*_CLIPPED_SESSION_FIELDS)
+            .annotate(**{f"{name}_clip": clipped_expr(name) for name in _CLIPPED_SESSION_FIELDS})
+        )
+
+    @admin.display(description="title")
+    def title_shown(self, obj: Session) -> str:
+        return obj.title_clip or "(untitled)"
+
+    @admin.display(description="target")
+    def target_shown(self, obj: Session) -> str:
+        return obj.target_key_clip
+
+    @admin.display(description="profile")
+    def profile_shown(self, obj: Session) -> str:
+        return obj.profile_key_clip
+
+    @admin.display(description="principal")
+    def principal_shown(self, obj: Session) -> str:
+        return obj.principal_id_clip or "—"
 
     def get_ordering(self, request: HttpRequest) -> list[str]:
         # Newest first has an index only within one target; across all targets
@@ -210,7 +243,11 @@ class SessionAdmin(ReadOnlyStoreAdmin):
 
     @admin.display(description="state")
     def state_rows(self, obj: Session) -> str:
-        rows = list(obj.state.all().values_list("key", "value", "updated_at"))
+        rows = list(
+            obj.state.annotate(
+                key_clip=clipped_expr("key"), value_clip=clipped_expr("value", STATE_VALUE_PREVIEW)
+            ).values_list("key_clip", "value_clip", "updated_at")
+        )
         if not rows:
             return "no state rows"
         return format_html(
@@ -219,16 +256,7 @@ class SessionAdmin(ReadOnlyStoreAdmin):
             format_html_join(
                 "",
                 "<tr><td><code>{}</code></td><td>{}</td><td><pre>{}</pre></td></tr>",
-                (
-                    (
-                        key,
-                        _epoch(updated),
-                        value
-                        if len(value) <= STATE_VALUE_PREVIEW
-                        else value[:STATE_VALUE_PREVIEW] + f"… ({len(value):,} characters)",
-                    )
-                    for key, value, updated in rows
-                ),
+                ((key, _epoch(updated), value) for key, value, updated in rows),
             ),
         )
 
@@ -397,7 +425,20 @@ def _int(value: str | None) -> int | None:
 
 @admin.register(Message)
 class MessageAdmin(ReadOnlyStoreAdmin):
-    list_display = ("id", "session_link", "role", "tool_name", "short_content", "ts_shown")
+    list_display = ("id", "session_link", "role_shown", "tool_shown", "short_content", "ts_shown")
+    fields = (
+        "id",
+        "session_link",
+        "role_shown",
+        "tool_shown",
+        "ts_shown",
+        "content_shown",
+        "args_shown",
+        "result_shown",
+        "ids_shown",
+        "dashboard_link",
+    )
+    readonly_fields = fields
     list_filter = (RoleFilter,)
     search_fields = ("session_id",)
     search_help_text = "An exact session id (its messages), or a message id."
@@ -421,10 +462,58 @@ class MessageAdmin(ReadOnlyStoreAdmin):
             '<a href="{}">{}</a>', session_url(obj.session_id), short_id(obj.session_id)
         )
 
+    def get_queryset(self, request: HttpRequest) -> QuerySet:
+        # Only heads of the text columns leave SQLite (store.cliptext); the
+        # dashboard's session page loads a whole value on demand.
+        return (
+            super()
+            .get_queryset(request)
+            .only("id", "session_id", "ts", "tool_duration_ms")
+            .annotate(
+                role_clip=clipped_expr("role", 100),
+                tool_clip=clipped_expr("tool_name", 200),
+                content_head=clipped_expr("content", 80),
+                content_clip=clipped_expr("content", MESSAGE_PREVIEW_CHARS),
+                args_clip=clipped_expr("tool_args", MESSAGE_PREVIEW_CHARS),
+                result_clip=clipped_expr("tool_result", MESSAGE_PREVIEW_CHARS),
+                trace_clip=clipped_expr("trace_id", 200),
+                span_clip=clipped_expr("span_id", 200),
+                model_clip=clipped_expr("model_id", 200),
+            )
+        )
+
+    @admin.display(description="role")
+    def role_shown(self, obj: Message) -> str:
+        return obj.role_clip
+
+    @admin.display(description="tool")
+    def tool_shown(self, obj: Message) -> str:
+        return obj.tool_clip or "—"
+
     @admin.display(description="content")
     def short_content(self, obj: Message) -> str:
-        text = obj.content or ""
-        return text if len(text) <= 80 else text[:80] + "…"
+        return obj.content_head or ""
+
+    @admin.display(description="content")
+    def content_shown(self, obj: Message) -> str:
+        return format_html("<pre>{}</pre>", obj.content_clip or "")
+
+    @admin.display(description="tool args")
+    def args_shown(self, obj: Message) -> str:
+        return format_html("<pre>{}</pre>", obj.args_clip) if obj.args_clip else "—"
+
+    @admin.display(description="tool result")
+    def result_shown(self, obj: Message) -> str:
+        return format_html("<pre>{}</pre>", obj.result_clip) if obj.result_clip else "—"
+
+    @admin.display(description="model · trace · span")
+    def ids_shown(self, obj: Message) -> str:
+        return " · ".join(value or "—" for value in (obj.model_clip, obj.trace_clip, obj.span_clip))
+
+    @admin.display(description="dashboard")
+    def dashboard_link(self, obj: Message) -> str:
+        url = session_url(obj.session_id, at=obj.id) + f"#message-{obj.id}"
+        return format_html('<a href="{}">open in the session page</a>', url)
 
     @admin.display(description="time", ordering="ts")
     def ts_shown(self, obj: Message) -> Any:

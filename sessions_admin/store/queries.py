@@ -21,6 +21,7 @@ from typing import Any
 from django.core import signing
 from django.utils import timezone
 
+from sessions_admin.store.cliptext import clipped_sql
 from sessions_admin.store.connection import StoreTimeout, store_connection, time_limit
 from sessions_admin.store.health import REQUIRED_COLUMNS
 
@@ -55,7 +56,12 @@ ACTIVE_PRESETS: dict[str, tuple[str, timedelta]] = {
     "90d": ("last 90 days", timedelta(days=90)),
 }
 SESSION_COLUMNS = REQUIRED_COLUMNS["sessions"]  # in SessionRow's field order
-_SELECT = f"SELECT {', '.join(SESSION_COLUMNS)} FROM sessions"
+# Free-text and key columns are clipped in SQLite (see store.cliptext); the
+# id never is: it is what every link and delete is keyed on.
+_CLIPPED = {"title", "principal_id", "target_key", "profile_key"}
+_SELECT = "SELECT " + ", ".join(
+    clipped_sql(column) if column in _CLIPPED else column for column in SESSION_COLUMNS
+) + " FROM sessions"
 
 
 class BadQuery(ValueError):
@@ -398,7 +404,8 @@ def targets_overview(*, time_limit_ms: int | None = None) -> list[TargetSummary]
     """Each target with its profiles, counts and last activity (one covering-index scan)."""
     with time_limit(time_limit_ms):
         rows = _cursor_execute(
-            "SELECT target_key, profile_key, COUNT(*), MAX(last_active) FROM sessions "
+            f"SELECT {clipped_sql('target_key')}, {clipped_sql('profile_key')}, COUNT(*), "
+            "MAX(last_active) FROM sessions "
             "GROUP BY target_key, profile_key ORDER BY target_key, profile_key",
             [],
         )

@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from sessions_admin.store.cliptext import clipped_sql
 from sessions_admin.store.connection import time_limit
 from sessions_admin.store.queries import _cursor_execute, _escape_like
 
@@ -185,10 +186,15 @@ _RESULT_ERROR_SQL = (
     "AND json_extract(tool_result, '$.error') NOT IN ('[]', '{}'))), 0) END"
 )
 
+def _short(*columns: str) -> str:
+    return ", ".join(clipped_sql(column) for column in columns)
+
+
 _PAGE_SELECT = (
-    "SELECT id, role, " + _value_sql("content") + ", tool_name, tool_call_id, tool_target, "
-    "tool_op, " + _value_sql("tool_args") + ", " + _value_sql("tool_result") + ", "
-    "tool_duration_ms, trace_id, span_id, model_id, ts, " + _RESULT_ERROR_SQL + " "
+    f"SELECT id, {_short('role')}, {_value_sql('content')}, "
+    f"{_short('tool_name', 'tool_call_id', 'tool_target', 'tool_op')}, "
+    f"{_value_sql('tool_args')}, {_value_sql('tool_result')}, tool_duration_ms, "
+    f"{_short('trace_id', 'span_id', 'model_id')}, ts, {_RESULT_ERROR_SQL} "
     "FROM session_messages"
 )
 
@@ -334,7 +340,8 @@ def message_count(session_id: str) -> int:
 
 def state_keys(session_id: str) -> list[str]:
     return [row[0] for row in _cursor_execute(
-        "SELECT key FROM session_state WHERE session_id = ? ORDER BY key", [session_id]
+        f"SELECT {clipped_sql('key')} FROM session_state WHERE session_id = ? ORDER BY key",
+        [session_id],
     )]
 
 
@@ -349,7 +356,7 @@ def state_rows(session_id: str) -> list[StateRow]:
     """Every state key with its value (truncated like message columns)."""
     with time_limit():
         rows = _cursor_execute(
-            f"SELECT key, {_value_sql('value')}, updated_at FROM session_state "
+            f"SELECT {clipped_sql('key')}, {_value_sql('value')}, updated_at FROM session_state "
             "WHERE session_id = ? ORDER BY key",
             [session_id],
         )
@@ -420,7 +427,7 @@ def session_stats(session_id: str, time_limit_ms: int | None = None) -> SessionS
     first = last = None
     with time_limit(time_limit_ms):
         rows = _cursor_execute(
-            "SELECT role, tool_name, tool_duration_ms, ts FROM session_messages "
+            f"SELECT {_short('role', 'tool_name')}, tool_duration_ms, ts FROM session_messages "
             "WHERE session_id = ?",
             [session_id],
         )

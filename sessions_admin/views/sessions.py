@@ -12,6 +12,7 @@ from django.views.decorators.vary import vary_on_headers
 from sessions_admin.access import DELETE_SESSIONS, staff_view
 from sessions_admin.ids import session_url
 from sessions_admin.store import queries
+from sessions_admin.store.cliptext import SHORT_TEXT_CHARS
 from sessions_admin.store.connection import is_read_only
 from sessions_admin.store.queries import ACTIVE_PRESETS, SORTS, BadQuery, Cursor
 from sessions_admin.views.sessionrows import render_session_rows
@@ -81,7 +82,8 @@ def session_list(request: HttpRequest) -> HttpResponse:
         "sorts": SORTS,
         "presets": ACTIVE_PRESETS,
         "profiles": PROFILES,
-        "targets": queries.distinct_targets(),
+        # A target longer than any real one stays filterable by URL, not listed.
+        "targets": [t for t in queries.distinct_targets() if len(t) <= SHORT_TEXT_CHARS],
         "next_url": next_url,
         "count_url": count_url,
         "first_page": cursor is None,
