@@ -75,3 +75,21 @@
     }
   });
 })();
+
+// --- Transcript: a bare "#message-<id>" link to a message that is not on
+// this page (deep in a long session) reloads the page around that message.
+(function () {
+  "use strict";
+  function followMessageAnchor() {
+    var match = /^#message-(\d+)$/.exec(window.location.hash);
+    if (!match || !document.getElementById("transcript")) return;
+    if (document.getElementById("message-" + match[1])) return;
+    var params = new URLSearchParams(window.location.search);
+    if (params.get("at") === match[1]) return;  // already asked: the message is gone
+    ["at", "after", "before", "end"].forEach(function (name) { params.delete(name); });
+    params.set("at", match[1]);
+    window.location.replace(window.location.pathname + "?" + params.toString() + window.location.hash);
+  }
+  document.addEventListener("DOMContentLoaded", followMessageAnchor);
+  window.addEventListener("hashchange", followMessageAnchor);
+})();

@@ -73,3 +73,21 @@ def test_a_permalink_opens_the_page_scrolled_to_its_message(store, logged_in_pag
     page.get_by_role("link", name="Load earlier").click()
     page.locator(f"#message-{ids[300]}").wait_for(state="attached")
     assert page.console_errors == []
+
+
+@STORE_DB
+def test_a_bare_message_anchor_deep_in_a_long_session_opens_the_page_at_that_message(
+    store, logged_in_page, live_server
+):
+    sid = store.add_session("sess_long")
+    ids = [store.add_message(sid, ("user", "assistant")[i % 2], f"message number {i}")
+           for i in range(T.PAGE_SIZE * 3)]
+    deep = ids[T.PAGE_SIZE * 2 + 7]
+    page = logged_in_page
+    page.goto(live_server.url + session_url(sid) + f"#message-{deep}")
+    page.wait_for_url(f"**/?at={deep}#message-{deep}")
+    target = page.locator(f"#message-{deep}")
+    target.wait_for()
+    assert target.is_visible()
+    assert page.get_by_text(f"message number {T.PAGE_SIZE * 2 + 7}", exact=True).is_visible()
+    assert page.console_errors == []
