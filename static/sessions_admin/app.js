@@ -93,3 +93,16 @@
   document.addEventListener("DOMContentLoaded", followMessageAnchor);
   window.addEventListener("hashchange", followMessageAnchor);
 })();
+
+// --- Filter forms: leave empty fields out of the request, so the URL that
+// htmx pushes (and staff paste into tickets) holds only the filters in use.
+document.addEventListener("htmx:configRequest", function (event) {
+  "use strict";
+  var form = event.detail.elt && event.detail.elt.closest && event.detail.elt.closest("form[data-drop-empty]");
+  if (!form || !event.detail.formData) return;
+  var empty = [];
+  event.detail.formData.forEach(function (value, name) {
+    if (typeof value === "string" && value.trim() === "") empty.push(name);
+  });
+  empty.forEach(function (name) { event.detail.formData.delete(name); });
+});
