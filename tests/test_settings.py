@@ -68,3 +68,18 @@ def test_the_store_paths_follow_the_host_home_and_its_overrides(tmp_path):
     assert paths(AGENTS_HOST_HOME="/srv/home", SESSIONS_ADMIN_STORE="/x/s.db",
                  SESSIONS_ADMIN_FRAMES_DIR="/y/frames", SESSIONS_ADMIN_READ_ONLY="1") == [
         "/x/s.db", "/y/frames", "True"]
+
+
+def test_behind_a_tls_proxy_cookies_are_secure_and_hsts_and_redirects_can_be_asked_for(tmp_path):
+    code = ("import django; django.setup(); from django.conf import settings as s; "
+            "print(s.SESSION_COOKIE_SECURE, s.CSRF_COOKIE_SECURE, s.SECURE_SSL_REDIRECT, "
+            "s.SECURE_HSTS_SECONDS, s.SECURE_PROXY_SSL_HEADER[0])")
+    base = {k: v for k, v in os.environ.items()
+            if not k.startswith(("DJANGO_", "SESSIONS_ADMIN_", "AGENTS_"))}
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, text=True, capture_output=True, timeout=60,
+        env={**base, **GOOD, "SESSIONS_ADMIN_VAR_DIR": str(tmp_path),
+             "DJANGO_BEHIND_TLS_PROXY": "1", "DJANGO_SSL_REDIRECT": "1",
+             "DJANGO_HSTS_SECONDS": "3600"},
+    )
+    assert result.stdout.split() == ["True", "True", "True", "3600", "HTTP_X_FORWARDED_PROTO"]
