@@ -51,14 +51,14 @@ def _row(row: SessionRow, list_url: str, can_delete: bool) -> str:
         f'<td><span class="id"><code title="{session_id}">{escape(short_id(row.id))}</code>'
         f'<button type="button" class="copy" data-copy="{session_id}" '
         f'aria-label="Copy id {session_id}">copy</button></span></td>'
-        f'<td><a href="{page}">{_title(row.title)}</a></td>'
+        f'<td class="title"><a href="{page}">{_title(row.title)}</a></td>'
         f'<td><a href="{list_url}?target={escape(quote(row.target_key, safe=""))}">'
         f"{escape(row.target_key)}</a></td>"
         f"<td>{escape(row.profile_key)}</td>"
-        f"<td>{principal}</td>"
+        f'<td class="principal">{principal}</td>'
         f'<td class="num">{turns}</td>'
-        f"<td>{reltime(row.created_at)}</td>"
-        f"<td>{reltime(row.last_active)}</td>"
+        f'<td class="when created">{reltime(row.created_at)}</td>'
+        f'<td class="when">{reltime(row.last_active)}</td>'
         f'<td class="row-actions">{actions}</td>'
         "</tr>"
     )
