@@ -58,9 +58,13 @@ def _relative(moment: datetime, now: datetime) -> str:
 
 
 @register.simple_tag
-def reltime(epoch_ms: int | None) -> SafeString | str:
-    """``<time>`` with a relative label and the exact time and zone on hover."""
-    moment = from_epoch_ms(epoch_ms)
+def reltime(epoch_ms: int | datetime | None) -> SafeString | str:
+    """``<time>`` with a relative label and the exact time and zone on hover.
+
+    Takes the store's epoch milliseconds or an aware datetime (a value already
+    aggregated in Python, such as a target's latest activity).
+    """
+    moment = epoch_ms if isinstance(epoch_ms, datetime) else from_epoch_ms(epoch_ms)
     if moment is None:
         return format_html('<span class="muted">—</span>')
     local = timezone.localtime(moment)

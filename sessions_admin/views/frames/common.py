@@ -29,9 +29,16 @@ class BadParam(ValueError):
 # --- Problems: refused, missing, unreadable ---------------------------------------------
 
 
-def _problem(request: HttpRequest, status: int, title: str, message: str) -> HttpResponse:
-    """A page (or, for htmx, a banner in ``#flash``) that says what went wrong."""
+def _problem(request: HttpRequest, status: int, title: str, message: str,
+             back: tuple[str, str] | None = None) -> HttpResponse:
+    """A page (or, for htmx, a banner in ``#flash``) that says what went wrong.
+
+    ``back`` is a ``(url, label)`` link to the nearest page that does exist, so a
+    stale request link leads back to the session's requests, not the top.
+    """
     context = {"status": status, "title": title, "message": message}
+    if back:
+        context["back_url"], context["back_label"] = back
     if getattr(request, "htmx", False):
         response = render(request, f"{REQUEST_TEMPLATE}#problem", context, status=status)
         # Not into the table the poll or link targets: into the page's flash area.
@@ -41,17 +48,18 @@ def _problem(request: HttpRequest, status: int, title: str, message: str) -> Htt
     return render(request, "sessions_admin/http_error.html", context, status=status)
 
 
-def _frames_problem(request: HttpRequest, exc: Exception) -> HttpResponse:
+def _frames_problem(request: HttpRequest, exc: Exception,
+                    back: tuple[str, str] | None = None) -> HttpResponse:
     if isinstance(exc, store.FramesRefused):
         return _problem(request, 400, "Refused", f"{exc} Only files inside the frames root "
-                        "are ever opened.")
+                        "are ever opened.", back)
     if isinstance(exc, store.FramesNotFound):
-        return _problem(request, 404, "Not found", str(exc))
+        return _problem(request, 404, "Not found", str(exc), back)
     if isinstance(exc, OSError):
         reason = exc.strerror or str(exc)
         return _problem(request, 503, "Cannot read the frames",
-                        f"The frames could not be read: {reason}.")
-    return _problem(request, 400, "Refused", str(exc))
+                        f"The frames could not be read: {reason}.", back)
+    return _problem(request, 400, "Refused", str(exc), back)
 
 
 _FRAMES_ERRORS = (store.FramesError, OSError)

@@ -240,11 +240,8 @@ def _span_label(frame: store.FrameLine, ms: float | None) -> str:
 
 
 def _ms_text(ms: float) -> str:
-    if abs(ms) < 1000:
-        return f"{ms:.0f} ms"
-    if abs(ms) < 60_000:
-        return f"{ms / 1000:.1f} s"
-    return f"{ms / 60_000:.1f} min"
+    # Like the duration_ms filter ("3 min 4 s", "443 h 16 min"), never "26596.7 min".
+    return ("-" if ms < 0 else "") + duration_ms(abs(ms))
 
 
 def _timeline(page_frames: list[store.FrameLine]) -> Timeline | None:

@@ -107,7 +107,8 @@ def request_page(request: HttpRequest, session_id: str, request_id: str) -> Http
             page = _read(path, offset, query, number)
         read_ms = (time.perf_counter() - started) * 1000
     except _FRAMES_ERRORS as exc:
-        return _frames_problem(request, exc)
+        back = (session_url(session_id, "frames"), "Back to this session's requests")
+        return _frames_problem(request, exc, back)
 
     session = queries.get_session(session_id)
     kept = [f for f in page.frames if query.keeps(f)] if query.active else page.frames
