@@ -56,12 +56,16 @@ ACTIVE_PRESETS: dict[str, tuple[str, timedelta]] = {
     "90d": ("last 90 days", timedelta(days=90)),
 }
 SESSION_COLUMNS = REQUIRED_COLUMNS["sessions"]  # in SessionRow's field order
+_ID = SESSION_COLUMNS.index("id")
+_LAST_ACTIVE = SESSION_COLUMNS.index("last_active")
 # Free-text and key columns are clipped in SQLite (see store.cliptext); the
 # id never is: it is what every link and delete is keyed on.
 _CLIPPED = {"title", "principal_id", "target_key", "profile_key"}
-_SELECT = "SELECT " + ", ".join(
-    clipped_sql(column) if column in _CLIPPED else column for column in SESSION_COLUMNS
-) + " FROM sessions"
+_SELECT = (
+    "SELECT "
+    + ", ".join(clipped_sql(column) if column in _CLIPPED else column for column in SESSION_COLUMNS)
+    + " FROM sessions"
+)
 
 
 class BadQuery(ValueError):
@@ -323,14 +327,13 @@ def _fetch(
                 f"{_SELECT} WHERE {' AND '.join(['target_key = ?', *clauses, *key_clauses])} "
                 f"{order} LIMIT {limit + 1}"
             )
-            slices = [
-                [SessionRow(*row) for row in _cursor_execute(sql, [target, *params, *key_params])]
-                for target in targets
-            ]
+            # Merge the raw tuples and build rows only for the slice kept: most
+            # of the fetched rows are dropped.
+            slices = [_cursor_execute(sql, [target, *params, *key_params]) for target in targets]
             merged = heapq.merge(
-                *slices, key=lambda row: (row.last_active, row.id), reverse=descending
+                *slices, key=lambda row: (row[_LAST_ACTIVE], row[_ID]), reverse=descending
             )
-            rows = [row for _, row in zip(range(limit + 1), merged, strict=False)]
+            rows = [SessionRow(*row) for _, row in zip(range(limit + 1), merged, strict=False)]
             return SessionPage(rows=rows, next_cursor=None, strategy="merge", sql=[sql])
     clauses, params = session_filter.where()
     where = f"WHERE {' AND '.join(clauses + key_clauses)}" if clauses or key_clauses else ""

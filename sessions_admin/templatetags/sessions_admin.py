@@ -6,12 +6,12 @@ text, never markup.
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, tzinfo
 
 from django import template
 from django.utils import timezone
 from django.utils.html import format_html
-from django.utils.safestring import SafeString
+from django.utils.safestring import SafeString, mark_safe
 
 from sessions_admin.ids import session_url as build_session_url
 from sessions_admin.store.timeutil import from_epoch_ms
@@ -57,26 +57,34 @@ def _relative(moment: datetime, now: datetime) -> str:
     return "just now"
 
 
+def relative_time_html(
+    value: int | datetime | None,
+    now: datetime | None = None,
+    tz: tzinfo | None = None,
+) -> str:
+    """``<time>`` markup for :func:`reltime`, as a plain string.
+
+    Every part is made here (ISO and strftime output, our labels), none comes
+    from the store, so nothing needs escaping. Callers rendering many rows pass
+    ``now`` and ``tz`` once instead of looking them up per cell.
+    """
+    moment = value if isinstance(value, datetime) else from_epoch_ms(value)
+    if moment is None:
+        return '<span class="muted">—</span>'
+    local = moment.astimezone(tz or timezone.get_current_timezone())
+    exact = f"{local:%Y-%m-%d %H:%M:%S}.{local.microsecond // 1000:03d} {local.tzname()}"
+    label = _relative(moment, now or timezone.now())
+    return f'<time datetime="{moment.isoformat()}" title="{exact}">{label}</time>'
+
+
 @register.simple_tag
-def reltime(epoch_ms: int | datetime | None) -> SafeString | str:
+def reltime(epoch_ms: int | datetime | None) -> SafeString:
     """``<time>`` with a relative label and the exact time and zone on hover.
 
     Takes the store's epoch milliseconds or an aware datetime (a value already
     aggregated in Python, such as a target's latest activity).
     """
-    moment = epoch_ms if isinstance(epoch_ms, datetime) else from_epoch_ms(epoch_ms)
-    if moment is None:
-        return format_html('<span class="muted">—</span>')
-    local = timezone.localtime(moment)
-    exact = (
-        local.strftime("%Y-%m-%d %H:%M:%S.") + f"{local.microsecond // 1000:03d} {local.tzname()}"
-    )
-    return format_html(
-        '<time datetime="{}" title="{}">{}</time>',
-        moment.isoformat(),
-        exact,
-        _relative(moment, timezone.now()),
-    )
+    return mark_safe(relative_time_html(epoch_ms))  # noqa: S308 (no store text inside)
 
 
 @register.simple_tag

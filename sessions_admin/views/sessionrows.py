@@ -11,15 +11,17 @@ tags; only the joined string is marked safe.
 
 from __future__ import annotations
 
+from datetime import datetime, tzinfo
 from html import escape
 from urllib.parse import quote
 
 from django.urls import reverse
+from django.utils import timezone
 from django.utils.safestring import SafeString, mark_safe
 
 from sessions_admin.ids import session_url
 from sessions_admin.store.queries import SessionRow
-from sessions_admin.templatetags.sessions_admin import reltime, short_id
+from sessions_admin.templatetags.sessions_admin import relative_time_html, short_id
 
 TITLE_CHARS = 80
 _MUTED_DASH = '<span class="muted">—</span>'
@@ -32,7 +34,7 @@ def _title(title: str | None) -> str:
     return escape(text)
 
 
-def _row(row: SessionRow, list_url: str, can_delete: bool) -> str:
+def _row(row: SessionRow, list_url: str, can_delete: bool, now: datetime, tz: tzinfo) -> str:
     page = escape(session_url(row.id))
     session_id = escape(row.id)
     actions = ""
@@ -57,8 +59,8 @@ def _row(row: SessionRow, list_url: str, can_delete: bool) -> str:
         f"<td>{escape(row.profile_key)}</td>"
         f'<td class="principal">{principal}</td>'
         f'<td class="num">{turns}</td>'
-        f'<td class="when created">{reltime(row.created_at)}</td>'
-        f'<td class="when">{reltime(row.last_active)}</td>'
+        f'<td class="when created">{relative_time_html(row.created_at, now, tz)}</td>'
+        f'<td class="when">{relative_time_html(row.last_active, now, tz)}</td>'
         f'<td class="row-actions">{actions}</td>'
         "</tr>"
     )
@@ -66,4 +68,5 @@ def _row(row: SessionRow, list_url: str, can_delete: bool) -> str:
 
 def render_session_rows(rows: list[SessionRow], *, can_delete: bool) -> SafeString:
     list_url = reverse("sessions")
-    return mark_safe("".join(_row(row, list_url, can_delete) for row in rows))  # noqa: S308
+    now, tz = timezone.now(), timezone.get_current_timezone()
+    return mark_safe("".join(_row(row, list_url, can_delete, now, tz) for row in rows))  # noqa: S308
