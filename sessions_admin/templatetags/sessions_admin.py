@@ -13,6 +13,7 @@ from django.utils import timezone
 from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
 
+from sessions_admin.humanize import file_size
 from sessions_admin.ids import session_url as build_session_url
 from sessions_admin.store.timeutil import from_epoch_ms
 
@@ -121,14 +122,7 @@ def duration_ms(value: int | float | None) -> str:
 
 @register.filter
 def filesize(value: int | None) -> str:
-    if value is None:
-        return "—"
-    size = float(value)
-    for unit in ("B", "KB", "MB", "GB"):
-        if size < 1024 or unit == "GB":
-            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1024
-    return f"{size:.1f} GB"
+    return file_size(value)
 
 
 @register.filter

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from sessions_admin.humanize import file_size
 from sessions_admin.store.connection import StoreError
 
 
@@ -58,7 +59,7 @@ class FramesReport:
         if self.dirs_removed:
             parts.append(f"frames removed ({self.dirs_removed:,} "
                          f"director{'ies' if self.dirs_removed != 1 else 'y'}, "
-                         f"{self.bytes_removed:,} bytes)")
+                         f"{file_size(self.bytes_removed)})")
         elif not self.refused:
             parts.append("no frames directory")
         if self.refused:

@@ -1,0 +1,19 @@
+"""Sizes read as people say them, in pages and in the messages after a delete."""
+
+import pytest
+
+from sessions_admin.humanize import file_size
+from sessions_admin.store.deletion import FramesReport
+
+
+@pytest.mark.parametrize("value, text", [
+    (None, "—"), (0, "0 B"), (1023, "1023 B"), (7081, "6.9 KB"), (1_300_000, "1.2 MB"),
+    (5 * 1024**3, "5.0 GB"), (3 * 1024**4, "3072.0 GB"),
+])
+def test_file_sizes_read_as_people_say_them(value, text):
+    assert file_size(value) == text
+
+
+def test_the_message_after_a_delete_gives_the_frames_size_readably():
+    report = FramesReport(dirs_removed=1, bytes_removed=7081, files_removed=2)
+    assert report.describe() == "frames removed (1 directory, 6.9 KB)"
