@@ -77,6 +77,7 @@ def test_an_htmx_post_from_the_list_answers_with_an_out_of_band_flash_and_no_row
     assert 'hx-swap-oob="innerHTML"' in html
     assert "Deleted session sess_del : 3 messages, 2 state rows, frames removed" in html
     assert "<tr" not in html
+    assert response["HX-Trigger"] == "sessions-changed"  # the list's count counts again
     assert not (store.frames_root / sid).exists()
     assert DeletionAudit.objects.get().operation == "wipe_session"
 

@@ -63,6 +63,8 @@ def _delete(request: HttpRequest, session_id: str, origin: str) -> HttpResponse:
         response = render(request, TEMPLATE + "#deleted",
                           {"message": text, "level": "warning" if level == messages.WARNING
                            else "success"})
+        # The list's count listens for this and counts again.
+        response["HX-Trigger"] = "sessions-changed"
         return response
     messages.add_message(request, level, text)
     if request.htmx:

@@ -105,7 +105,12 @@ def _count(request: HttpRequest, session_filter: queries.SessionFilter) -> HttpR
     return render(
         request,
         "sessions_admin/session_list.html#count",
-        {"count": count, "capped": capped, "filter": session_filter},
+        {
+            "count": count,
+            "capped": capped,
+            "filter": session_filter,
+            "count_url": request.get_full_path(),
+        },
     )
 
 

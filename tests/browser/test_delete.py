@@ -26,6 +26,7 @@ def test_a_row_is_deleted_from_the_list_through_the_dialog_without_a_reload(
     page = logged_in_page
     page.goto(f"{live_server.url}/sessions/")
     page.evaluate("window.__notReloaded = true")
+    assert page.locator("#session-count").inner_text() == "2 sessions."
     row = page.locator(f'tr[data-session-id="{gone}"]')
     row.get_by_role("link", name="Delete", exact=True).click()
     dialog = page.locator("dialog[open]")
@@ -36,6 +37,8 @@ def test_a_row_is_deleted_from_the_list_through_the_dialog_without_a_reload(
     dialog.get_by_label("also remove activity frames").check()
     dialog.get_by_role("button", name="Delete session").click()
     row.wait_for(state="detached")
+    # The count above the list counts again.
+    page.locator("#session-count", has_text="1 session.").wait_for()
     assert page.locator(f'tr[data-session-id="{keep}"]').is_visible()
     flash = page.locator("#flash")
     assert "Deleted session sess_gone : 3 messages, 1 state row, frames removed" in (
