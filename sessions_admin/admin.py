@@ -126,12 +126,8 @@ admin.site.site_title = "sessions-admin"
 admin.site.index_title = "Administration"
 
 
-class ReadOnlyStoreAdmin(admin.ModelAdmin):
-    paginator = CappedPaginator
-    show_full_result_count = False
-    # Facet counts are a GROUP BY over the whole table on every changelist.
-    show_facets = admin.ShowFacets.NEVER
-    list_per_page = 50
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """Nothing is added or edited here; store rows are deleted only by our actions."""
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
@@ -141,6 +137,14 @@ class ReadOnlyStoreAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
+
+
+class ReadOnlyStoreAdmin(ReadOnlyAdmin):
+    paginator = CappedPaginator
+    show_full_result_count = False
+    # Facet counts are a GROUP BY over the whole table on every changelist.
+    show_facets = admin.ShowFacets.NEVER
+    list_per_page = 50
 
     def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
         return [f.name for f in self.model._meta.fields] + list(self.readonly_fields)
@@ -521,7 +525,7 @@ class MessageAdmin(ReadOnlyStoreAdmin):
 
 
 @admin.register(DeletionAudit)
-class DeletionAuditAdmin(admin.ModelAdmin):
+class DeletionAuditAdmin(ReadOnlyAdmin):
     list_display = (
         "started_at",
         "operation",
@@ -536,15 +540,6 @@ class DeletionAuditAdmin(admin.ModelAdmin):
     list_filter = ("operation", "outcome")
     search_fields = ("actor",)
     date_hierarchy = "started_at"
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
 
     def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
         return [f.name for f in self.model._meta.fields]
