@@ -287,11 +287,14 @@ def list_sessions(
     with_count: bool = False,
     force_count: bool = False,
     time_limit_ms: int | None = None,
+    targets: list[str] | None = None,
 ) -> SessionPage:
+    """One keyset page; ``targets`` (from :func:`distinct_targets`) saves the
+    seeks when the caller already has them."""
     column, descending = SORTS[sort]
     key_clauses, key_params = _keyset(column, descending, cursor)
     with time_limit(time_limit_ms):
-        page = _fetch(session_filter, column, descending, key_clauses, key_params, limit)
+        page = _fetch(session_filter, column, descending, key_clauses, key_params, limit, targets)
         if with_count and (force_count or session_filter.count_is_cheap()):
             page.count, page.count_capped = count_sessions(session_filter)
     if with_count and page.count is None and len(page.rows) <= limit:
@@ -311,6 +314,7 @@ def _fetch(
     key_clauses: list[str],
     key_params: list[Any],
     limit: int,
+    targets: list[str] | None,
 ) -> SessionPage:
     order = _order(column, descending)
     mergeable = (
@@ -320,7 +324,7 @@ def _fetch(
         and not session_filter.q
     )
     if mergeable:
-        targets = distinct_targets()
+        targets = distinct_targets() if targets is None else targets
         if len(targets) <= MAX_MERGED_TARGETS:
             clauses, params = session_filter.where(include_target=False)
             sql = (

@@ -47,32 +47,24 @@ def _key(key: str) -> str:
 
 
 def _pretty(value: Any, indent: str, out: list[str]) -> None:
-    if isinstance(value, dict):
+    if isinstance(value, dict | list):
+        opening, closing = ("{", "}") if isinstance(value, dict) else ("[", "]")
         if not value:
-            out.append('<span class="j-punc">{}</span>')
+            out.append(f'<span class="j-punc">{opening}{closing}</span>')
             return
+        # (key, item) pairs for an object, (None, item) for an array.
+        entries = value.items() if isinstance(value, dict) else ((None, v) for v in value)
         inner = indent + "  "
-        out.append('<span class="j-punc">{</span>\n')
+        out.append(f'<span class="j-punc">{opening}</span>\n')
         last = len(value) - 1
-        for index, (key, item) in enumerate(value.items()):
+        for index, (key, item) in enumerate(entries):
             out.append(inner)
-            out.append(_key(key))
-            out.append('<span class="j-punc">:</span> ')
+            if key is not None:
+                out.append(_key(key))
+                out.append('<span class="j-punc">:</span> ')
             _pretty(item, inner, out)
             out.append('<span class="j-punc">,</span>\n' if index < last else "\n")
-        out.append(f'{indent}<span class="j-punc">}}</span>')
-    elif isinstance(value, list):
-        if not value:
-            out.append('<span class="j-punc">[]</span>')
-            return
-        inner = indent + "  "
-        out.append('<span class="j-punc">[</span>\n')
-        last = len(value) - 1
-        for index, item in enumerate(value):
-            out.append(inner)
-            _pretty(item, inner, out)
-            out.append('<span class="j-punc">,</span>\n' if index < last else "\n")
-        out.append(f'{indent}<span class="j-punc">]</span>')
+        out.append(f'{indent}<span class="j-punc">{closing}</span>')
     else:
         out.append(_scalar(value))
 
@@ -103,14 +95,19 @@ def _tree(value: Any, depth: int, out: list[str]) -> None:
         label = _key(key) if isinstance(value, dict) else f'<span class="j-index">{key}</span>'
         if isinstance(item, dict | list) and item:
             is_open = " open" if depth + 1 < TREE_OPEN_DEPTH else ""
-            out.append(f'<li><details{is_open}><summary>{label}<span class="j-punc">:</span> '
-                       f'<span class="j-meta">{_count(item)}</span></summary>')
+            out.append(
+                f'<li><details{is_open}><summary>{label}<span class="j-punc">:</span> '
+                f'<span class="j-meta">{_count(item)}</span></summary>'
+            )
             _tree(item, depth + 1, out)
             out.append("</details></li>")
         else:
             out.append(f'<li class="jt-leaf">{label}<span class="j-punc">:</span> ')
-            out.append(_scalar(item) if not isinstance(item, dict | list) else
-                       f'<span class="j-punc">{"{}" if isinstance(item, dict) else "[]"}</span>')
+            out.append(
+                _scalar(item)
+                if not isinstance(item, dict | list)
+                else f'<span class="j-punc">{"{}" if isinstance(item, dict) else "[]"}</span>'
+            )
             out.append("</li>")
     out.append("</ul>")
 
@@ -122,8 +119,10 @@ def tree(value: Any) -> SafeString | None:
     """
     if not isinstance(value, dict | list) or not value:
         return highlight(value)
-    out: list[str] = [f'<details class="jt-root" open><summary><span class="j-meta">'
-                      f'{_count(value)}</span></summary>']
+    out: list[str] = [
+        f'<details class="jt-root" open><summary><span class="j-meta">'
+        f"{_count(value)}</span></summary>"
+    ]
     try:
         _tree(value, 0, out)
     except RecursionError:

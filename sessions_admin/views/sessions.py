@@ -62,8 +62,14 @@ def session_list(request: HttpRequest) -> HttpResponse:
     wants_count = request.GET.get("count") == "1"
     if wants_count and request.htmx:
         return _count(request, session_filter)
+    targets = queries.distinct_targets()  # for the merge and for the target menu
     page = queries.list_sessions(
-        session_filter, sort, cursor, with_count=cursor is None, force_count=wants_count
+        session_filter,
+        sort,
+        cursor,
+        with_count=cursor is None,
+        force_count=wants_count,
+        targets=targets,
     )
     kept = {name: request.GET[name] for name in LIST_PARAMS if request.GET.get(name)}
     count_url = "?" + urlencode({**kept, "count": "1"})
@@ -83,7 +89,7 @@ def session_list(request: HttpRequest) -> HttpResponse:
         "presets": ACTIVE_PRESETS,
         "profiles": PROFILES,
         # A target longer than any real one stays filterable by URL, not listed.
-        "targets": [t for t in queries.distinct_targets() if len(t) <= SHORT_TEXT_CHARS],
+        "targets": [t for t in targets if len(t) <= SHORT_TEXT_CHARS],
         "next_url": next_url,
         "count_url": count_url,
         "first_page": cursor is None,
