@@ -19,7 +19,8 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-BENCH_DIR = ROOT / "var" / "bench"
+# SESSIONS_ADMIN_BENCH_DIR lets several checkouts share one generated store.
+BENCH_DIR = Path(os.environ.get("SESSIONS_ADMIN_BENCH_DIR") or ROOT / "var" / "bench")
 SESSIONS = 500_000
 MESSAGES_PER_SESSION = 20
 BIG_SESSION_MESSAGES = 50_000
