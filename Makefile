@@ -56,6 +56,7 @@ test-fast: setup ## Everything but the browser tests
 
 lint: setup
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
 
 bench: setup ## Benchmarks on a generated 500k-session store (takes a while)
 	$(PY) bench/run.py

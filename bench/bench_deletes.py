@@ -63,8 +63,15 @@ def copy_home(source: Path, dest: Path) -> Path:
     return dest
 
 
-def appender(path: str, phase: mp.Value, switch: mp.Event, stop: mp.Event, pause: mp.Event,
-             paused: mp.Event, results: mp.Queue) -> None:
+def appender(
+    path: str,
+    phase: mp.Value,
+    switch: mp.Event,
+    stop: mp.Event,
+    pause: mp.Event,
+    paused: mp.Event,
+    results: mp.Queue,
+) -> None:
     """The runtime: appends messages forever, recording how long each write waited."""
     conn = sqlite3.connect(path, timeout=5.0, isolation_level=None)
     conn.execute("PRAGMA foreign_keys = ON")
@@ -76,7 +83,9 @@ def appender(path: str, phase: mp.Value, switch: mp.Event, stop: mp.Event, pause
         conn.executemany(
             "INSERT INTO sessions (id, target_key, profile_key, principal_id, title, turn_count, "
             "created_at, last_active) VALUES (?, 'bench.appender', 'default', 'bench:runtime', "
-            "'appender', 0, ?, ?)", [(sid, now, now) for sid in ids])
+            "'appender', 0, ?, ?)",
+            [(sid, now, now) for sid in ids],
+        )
         conn.execute("COMMIT")
         return ids
 
@@ -105,7 +114,9 @@ def appender(path: str, phase: mp.Value, switch: mp.Event, stop: mp.Event, pause
             acquired = time.perf_counter()
             conn.execute(
                 "INSERT INTO session_messages (session_id, role, content, ts) "
-                "VALUES (?, 'user', 'still here', ?)", (sid, int(time.time() * 1000)))
+                "VALUES (?, 'user', 'still here', ?)",
+                (sid, int(time.time() * 1000)),
+            )
             conn.execute("COMMIT")
             done = time.perf_counter()
             written[sid] += 1
@@ -142,8 +153,9 @@ def main() -> None:
     phase = ctx.Value("i", 0)
     switch, stop, pause, paused = ctx.Event(), ctx.Event(), ctx.Event(), ctx.Event()
     results: mp.Queue = ctx.Queue()
-    proc = ctx.Process(target=appender,
-                       args=(str(store_path), phase, switch, stop, pause, paused, results))
+    proc = ctx.Process(
+        target=appender, args=(str(store_path), phase, switch, stop, pause, paused, results)
+    )
     proc.start()
     assert results.get(timeout=60)[0] == "ready"
     time.sleep(1.0)  # the appender is in its stride before we start
@@ -152,12 +164,16 @@ def main() -> None:
     raw = sqlite3.connect(f"file:{store_path}?mode=ro", uri=True)
     principal = raw.execute(
         "SELECT principal_id FROM sessions WHERE principal_id IS NOT NULL "
-        "GROUP BY principal_id ORDER BY COUNT(*) DESC LIMIT 1").fetchone()[0]
+        "GROUP BY principal_id ORDER BY COUNT(*) DESC LIMIT 1"
+    ).fetchone()[0]
     cutoff = raw.execute(
         "SELECT last_active FROM sessions WHERE principal_id = ? ORDER BY last_active "
-        "LIMIT 1 OFFSET 9999", (principal,)).fetchone()[0]
+        "LIMIT 1 OFFSET 9999",
+        (principal,),
+    ).fetchone()[0]
     big_messages = raw.execute(
-        "SELECT COUNT(*) FROM session_messages WHERE session_id = 'sess_big'").fetchone()[0]
+        "SELECT COUNT(*) FROM session_messages WHERE session_id = 'sess_big'"
+    ).fetchone()[0]
     raw.close()
     the_set = SessionFilter(principal=principal, active_before_ms=cutoff + 1)
 
@@ -174,10 +190,16 @@ def main() -> None:
         time.sleep(0.5)
 
     print("deleting …", flush=True)
-    measure(1, f"delete sess_big ({big_messages:,} messages)",
-            lambda: deletion.delete_session("sess_big", actor=actor))
-    measure(2, "delete a 10,000-session filtered set",
-            lambda: deletion.delete_filtered(the_set, actor=actor))
+    measure(
+        1,
+        f"delete sess_big ({big_messages:,} messages)",
+        lambda: deletion.delete_session("sess_big", actor=actor),
+    )
+    measure(
+        2,
+        "delete a 10,000-session filtered set",
+        lambda: deletion.delete_filtered(the_set, actor=actor),
+    )
 
     # Before the clear-all deletes the appender's first sessions, check their rows.
     pause.set()
@@ -189,13 +211,15 @@ def main() -> None:
             switch.set()
 
     check = sqlite3.connect(f"file:{store_path}?mode=ro", uri=True)
-    before_clear = dict(check.execute(
-        "SELECT session_id, COUNT(*) FROM session_messages WHERE session_id LIKE 'appender_a_%' "
-        "GROUP BY session_id").fetchall())
+    before_clear = dict(
+        check.execute(
+            "SELECT session_id, COUNT(*) FROM session_messages "
+            "WHERE session_id LIKE 'appender_a_%' GROUP BY session_id"
+        ).fetchall()
+    )
     check.close()
     pause.clear()
-    measure(3, "clear all", lambda: deletion.clear_all(actor=actor,
-                                                       on_batch=switch_on_first_batch))
+    measure(3, "clear all", lambda: deletion.clear_all(actor=actor, on_batch=switch_on_first_batch))
     time.sleep(1.0)
     stop.set()
     kind, payload = results.get(timeout=120)
@@ -205,9 +229,12 @@ def main() -> None:
     written, samples, errors = payload
 
     check = sqlite3.connect(f"file:{store_path}?mode=ro", uri=True)
-    stored_b = dict(check.execute(
-        "SELECT session_id, COUNT(*) FROM session_messages WHERE session_id LIKE 'appender_b_%' "
-        "GROUP BY session_id").fetchall())
+    stored_b = dict(
+        check.execute(
+            "SELECT session_id, COUNT(*) FROM session_messages "
+            "WHERE session_id LIKE 'appender_b_%' GROUP BY session_id"
+        ).fetchall()
+    )
     left = check.execute("SELECT COUNT(*) FROM sessions").fetchone()[0]
     check.close()
     # Writes to the first sessions up to the pause were all in the store before the clear;
@@ -221,31 +248,59 @@ def main() -> None:
     for number, (label, result, seconds) in enumerate(rows, start=1):
         waits = [w for p, w, _ in samples if p == number]
         whole = [t for p, _, t in samples if p == number]
-        table.append([
-            label, seconds, f"{result.counts.sessions:,}", f"{result.counts.messages:,}",
-            result.batches, result.longest_batch_ms, len(waits),
-            max(waits, default=0.0), max(whole, default=0.0),
-        ])
+        table.append(
+            [
+                label,
+                seconds,
+                f"{result.counts.sessions:,}",
+                f"{result.counts.messages:,}",
+                result.batches,
+                result.longest_batch_ms,
+                len(waits),
+                max(waits, default=0.0),
+                max(whole, default=0.0),
+            ]
+        )
     print_table(
         "Deletes on a copy of the 500,000-session store, with a concurrent appender",
-        ["operation", "seconds", "sessions", "messages", "batches", "longest batch ms",
-         "appender writes", "longest wait ms", "longest write ms"],
+        [
+            "operation",
+            "seconds",
+            "sessions",
+            "messages",
+            "batches",
+            "longest batch ms",
+            "appender writes",
+            "longest wait ms",
+            "longest write ms",
+        ],
         table,
     )
     all_waits = [w for _, w, _ in samples]
-    print(f"\nappender: {len(samples):,} writes, {len(errors)} errors"
-          f"{' (' + errors[0] + ')' if errors else ''}, longest wait overall "
-          f"{max(all_waits, default=0):.1f} ms")
-    print(f"no write lost: first sessions {a_before:,} rows stored before the clear-all "
-          f"{'= written' if a_ok else 'MISMATCH'}; second sessions "
-          f"{sum(stored_b.values()):,} rows stored / {sum(b_written.values()):,} written "
-          f"{'(equal)' if b_ok else 'MISMATCH'}")
+    print(
+        f"\nappender: {len(samples):,} writes, {len(errors)} errors"
+        f"{' (' + errors[0] + ')' if errors else ''}, longest wait overall "
+        f"{max(all_waits, default=0):.1f} ms"
+    )
+    print(
+        f"no write lost: first sessions {a_before:,} rows stored before the clear-all "
+        f"{'= written' if a_ok else 'MISMATCH'}; second sessions "
+        f"{sum(stored_b.values()):,} rows stored / {sum(b_written.values()):,} written "
+        f"{'(equal)' if b_ok else 'MISMATCH'}"
+    )
     print(f"sessions left after clear all: {left} (the appender's {len(b_written)} new ones)")
     print(f"peak RSS {peak_rss_mb():.0f} MB")
-    targets_met = (rows[0][2] < 1.0 and max([w for p, w, _ in samples if p in (2, 3)],
-                                             default=0) < 500 and not errors and a_ok and b_ok)
-    print("targets: one session < 1 s, longest writer wait < 500 ms during bulk, no errors, "
-          f"no lost writes: {'MET' if targets_met else 'NOT MET'}")
+    targets_met = (
+        rows[0][2] < 1.0
+        and max([w for p, w, _ in samples if p in (2, 3)], default=0) < 500
+        and not errors
+        and a_ok
+        and b_ok
+    )
+    print(
+        "targets: one session < 1 s, longest writer wait < 500 ms during bulk, no errors, "
+        f"no lost writes: {'MET' if targets_met else 'NOT MET'}"
+    )
     if not args.keep_copy:
         shutil.rmtree(copy_dir)
 

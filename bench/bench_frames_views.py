@@ -61,8 +61,9 @@ def main() -> int:
         from sessions_admin.store.demo import build_demo_home
 
         print(f"building {home} …", flush=True)
-        build_demo_home(home, sessions=200, messages_per_session=4, seed=args.seed,
-                        frames_fraction=0.0)
+        build_demo_home(
+            home, sessions=200, messages_per_session=4, seed=args.seed, frames_fraction=0.0
+        )
     setup_django(home)
     from sessions_admin.ids import session_url
     from sessions_admin.store import queries
@@ -116,26 +117,35 @@ def main() -> int:
         chain.append(unescape(match.group(1)))
         _, page = get(chain[-1])
     series("consecutive Next page links", chain)
-    series("htmx panel at random offset", [f"{url}?offset={o}" for o in offsets[:20]],
-           HTTP_HX_TARGET="frames-panel", **HX)
+    series(
+        "htmx panel at random offset",
+        [f"{url}?offset={o}" for o in offsets[:20]],
+        HTTP_HX_TARGET="frames-panel",
+        **HX,
+    )
     series("end of file (?end=1)", [f"{url}?end=1"] * 10)
     end = re.search(r'hx-get="([^"]*tail=1[^"]*)"', get(f"{url}?end=1")[1].content.decode())
     if end:
         series("live-tail poll, nothing new (htmx)", [unescape(end.group(1))] * 20, **HX)
-    series("kind=tool.call filter", [f"{url}?kind=tool.call&offset={o}"
-                                     for o in offsets[:20]])
-    series("q miss (spends the 8 MB scan budget)",
-           [f"{url}?q=no+such+needle&offset={o}" for o in offsets[:10]])
+    series("kind=tool.call filter", [f"{url}?kind=tool.call&offset={o}" for o in offsets[:20]])
+    series(
+        "q miss (spends the 8 MB scan budget)",
+        [f"{url}?q=no+such+needle&offset={o}" for o in offsets[:10]],
+    )
     series("requests list (first/last ts)", [session_url(session.id, "frames")] * 20)
-    series("trace search on requests page",
-           [session_url(session.id, "frames", trace="no-such-trace")] * 5)
+    series(
+        "trace search on requests page",
+        [session_url(session.id, "frames", trace="no-such-trace")] * 5,
+    )
     series(f"orphans page ({args.dirs:,} dirs)", ["/frames/orphans/"] * 5)
     rss_end = peak_rss_mb()
 
     print_table(
         f"Frames screens, server time through the test client ({size / MB:,.0f} MB file, "
         f"{args.dirs:,} dirs)",
-        ["what", "n", "median ms", "p95 ms", "max ms"], rows)
+        ["what", "n", "median ms", "p95 ms", "max ms"],
+        rows,
+    )
     print(f"\n  peak RSS: {rss_start:.0f} MB after setup, {rss_end:.0f} MB after all requests")
     print(f"  first page: {len(first.content) / 1024:,.0f} KB of HTML")
     return 0

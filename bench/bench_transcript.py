@@ -55,11 +55,16 @@ def main() -> None:
 
     client = staff_client()
     rng = random.Random(args.seed)
-    ids = [row[0] for row in _cursor_execute(
-        "SELECT id FROM session_messages WHERE session_id = ? ORDER BY ts, id", [BIG])]
+    ids = [
+        row[0]
+        for row in _cursor_execute(
+            "SELECT id FROM session_messages WHERE session_id = ? ORDER BY ts, id", [BIG]
+        )
+    ]
     total = len(ids)
     ordinary = _cursor_execute(
-        "SELECT id FROM sessions WHERE id != ? ORDER BY last_active DESC LIMIT 1", [BIG])[0][0]
+        "SELECT id FROM sessions WHERE id != ? ORDER BY last_active DESC LIMIT 1", [BIG]
+    )[0][0]
 
     def get(url: str, htmx: bool = False, target: str | None = None) -> None:
         headers = {"HTTP_HX_REQUEST": "true"} if htmx else {}
@@ -77,28 +82,50 @@ def main() -> None:
     def measure(label: str, fn, target_ms: float | None = None) -> None:
         result = timed(fn, repeat=args.repeat)
         verdict = "" if target_ms is None else ("ok" if result["median"] < target_ms else "SLOW")
-        rows.append([label, result["median"], result["p95"],
-                     "" if target_ms is None else f"< {target_ms:g}", verdict])
+        rows.append(
+            [
+                label,
+                result["median"],
+                result["p95"],
+                "" if target_ms is None else f"< {target_ms:g}",
+                verdict,
+            ]
+        )
 
     measure("first render, sess_big (50,000 messages)", lambda: get(session_url(BIG)), 50)
-    measure("next page, htmx Load more (random depth)",
-            lambda: get(session_url(BIG, after=next(cursor_iter)), htmx=True), 30)
-    measure("next page, full page ?after= (random depth)",
-            lambda: get(session_url(BIG, after=next(cursor_iter))), 30)
-    measure("earlier page, htmx ?before= (random depth)",
-            lambda: get(session_url(BIG, before=next(cursor_iter)), htmx=True), 30)
+    measure(
+        "next page, htmx Load more (random depth)",
+        lambda: get(session_url(BIG, after=next(cursor_iter)), htmx=True),
+        30,
+    )
+    measure(
+        "next page, full page ?after= (random depth)",
+        lambda: get(session_url(BIG, after=next(cursor_iter))),
+        30,
+    )
+    measure(
+        "earlier page, htmx ?before= (random depth)",
+        lambda: get(session_url(BIG, before=next(cursor_iter)), htmx=True),
+        30,
+    )
     measure("jump to end (?end=1)", lambda: get(session_url(BIG, end=1)), 50)
     measure("permalink deep (?at=<id 40,000>)", lambda: get(session_url(BIG, at=ids[40_000])), 50)
     measure("statistics fragment (htmx, lazy)", lambda: get(session_url(BIG, "stats"), htmx=True))
-    measure("filter role=tool, first page (htmx)",
-            lambda: get(session_url(BIG, role="tool"), htmx=True, target="transcript"))
-    measure("search q= (no match: scans the session)",
-            lambda: get(session_url(BIG, q="no-such-text-anywhere"), htmx=True,
-                        target="transcript"))
+    measure(
+        "filter role=tool, first page (htmx)",
+        lambda: get(session_url(BIG, role="tool"), htmx=True, target="transcript"),
+    )
+    measure(
+        "search q= (no match: scans the session)",
+        lambda: get(session_url(BIG, q="no-such-text-anywhere"), htmx=True, target="transcript"),
+    )
     measure("state tab", lambda: get(session_url(BIG, "state")))
     measure("first render, ordinary session", lambda: get(session_url(ordinary)), 50)
-    print_table(f"session page on {home} (server time, ms; {args.repeat} runs)",
-                ["request", "median", "p95", "target", ""], rows)
+    print_table(
+        f"session page on {home} (server time, ms; {args.repeat} runs)",
+        ["request", "median", "p95", "target", ""],
+        rows,
+    )
 
     export_rows: list[list[object]] = []
     rss_before = peak_rss_mb()
@@ -110,11 +137,22 @@ def main() -> None:
             size += len(piece)
         seconds = time.perf_counter() - started
         rate = total / seconds
-        export_rows.append([fmt, total, seconds * 1000, f"{rate:,.0f}", f"{size / 2**20:.1f}",
-                            f"{peak_rss_mb():.0f}", "ok" if rate > 20_000 else "SLOW"])
-    print_table(f"export of {BIG} (streamed; peak RSS before exports {rss_before:.0f} MB)",
-                ["format", "messages", "ms", "msg/s", "MB", "peak RSS MB", "> 20,000/s"],
-                export_rows)
+        export_rows.append(
+            [
+                fmt,
+                total,
+                seconds * 1000,
+                f"{rate:,.0f}",
+                f"{size / 2**20:.1f}",
+                f"{peak_rss_mb():.0f}",
+                "ok" if rate > 20_000 else "SLOW",
+            ]
+        )
+    print_table(
+        f"export of {BIG} (streamed; peak RSS before exports {rss_before:.0f} MB)",
+        ["format", "messages", "ms", "msg/s", "MB", "peak RSS MB", "> 20,000/s"],
+        export_rows,
+    )
 
 
 if __name__ == "__main__":

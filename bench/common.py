@@ -38,16 +38,24 @@ def bench_home(sessions: int = SESSIONS, fresh: bool = False) -> Path:
 
         shutil.rmtree(home)
     if not store.exists():
-        print(f"generating {sessions:,} sessions × ~{MESSAGES_PER_SESSION} messages in {home} …",
-              flush=True)
+        print(
+            f"generating {sessions:,} sessions × ~{MESSAGES_PER_SESSION} messages in {home} …",
+            flush=True,
+        )
         started = time.perf_counter()
         summary = build_demo_home(
-            home, sessions=sessions, messages_per_session=MESSAGES_PER_SESSION, seed=SEED,
+            home,
+            sessions=sessions,
+            messages_per_session=MESSAGES_PER_SESSION,
+            seed=SEED,
             big_session_messages=BIG_SESSION_MESSAGES,
         )
         seconds = time.perf_counter() - started
-        print(f"  {summary.messages:,} messages in {seconds:.0f} s "
-              f"({summary.messages / seconds:,.0f} messages/s)", flush=True)
+        print(
+            f"  {summary.messages:,} messages in {seconds:.0f} s "
+            f"({summary.messages / seconds:,.0f} messages/s)",
+            flush=True,
+        )
     return home
 
 
@@ -74,7 +82,8 @@ def staff_client():
 
     users = get_user_model()
     user = users.objects.filter(username="bench").first() or users.objects.create_superuser(
-        "bench", "", "bench-password")
+        "bench", "", "bench-password"
+    )
     client = Client()
     client.force_login(user)
     return client
@@ -105,8 +114,13 @@ def print_table(title: str, header: list[str], rows: list[list[object]]) -> None
     widths = [max(len(str(row[i])) for row in cells) for i in range(len(header))]
     print(f"\n{title}")
     for index, row in enumerate(cells):
-        print("  " + "  ".join(str(c).ljust(w) if i == 0 else str(c).rjust(w)
-                               for i, (c, w) in enumerate(zip(row, widths, strict=True))))
+        print(
+            "  "
+            + "  ".join(
+                str(c).ljust(w) if i == 0 else str(c).rjust(w)
+                for i, (c, w) in enumerate(zip(row, widths, strict=True))
+            )
+        )
         if index == 0:
             print("  " + "  ".join("-" * w for w in widths))
 

@@ -41,9 +41,13 @@ def main() -> None:
     # Generate in a child process: Linux carries a process's peak RSS over to
     # the children it starts, which would inflate every benchmark's memory figure.
     subprocess.run(
-        [sys.executable, "-c",
-         f"from bench.common import bench_home; bench_home(fresh={args.fresh})"],
-        cwd=ROOT, check=True,
+        [
+            sys.executable,
+            "-c",
+            f"from bench.common import bench_home; bench_home(fresh={args.fresh})",
+        ],
+        cwd=ROOT,
+        check=True,
     )
     BENCH_DIR.mkdir(parents=True, exist_ok=True)
     results = BENCH_DIR / "results.txt"
@@ -57,8 +61,11 @@ def main() -> None:
             out.write(header + "\n")
             started = time.perf_counter()
             process = subprocess.Popen(
-                [sys.executable, *command], cwd=ROOT, stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT, text=True,
+                [sys.executable, *command],
+                cwd=ROOT,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
             )
             assert process.stdout is not None
             for line in process.stdout:

@@ -17,8 +17,11 @@ from sessions_admin.store.connection import store_status
 def check_store_schema(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
     status = store_status(fresh=True)
     messages: list[checks.CheckMessage] = [
-        checks.Error(problem, hint="See README: pointing the dashboard at a host home.",
-                     id=f"sessions_admin.E00{min(index + 1, 9)}")
+        checks.Error(
+            problem,
+            hint="See README: pointing the dashboard at a host home.",
+            id=f"sessions_admin.E00{min(index + 1, 9)}",
+        )
         for index, problem in enumerate(status.errors)
     ]
     messages += [checks.Warning(warning, id="sessions_admin.W001") for warning in status.warnings]

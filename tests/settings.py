@@ -8,8 +8,12 @@ _VAR = tempfile.mkdtemp(prefix="sessions-admin-tests-")
 os.environ.setdefault("SESSIONS_ADMIN_VAR_DIR", _VAR)
 # The suite points the store at files it builds itself (see tests/conftest.py).
 os.environ["AGENTS_HOST_HOME"] = os.path.join(_VAR, "no-home-yet")
-for _name in ("SESSIONS_ADMIN_STORE", "SESSIONS_ADMIN_FRAMES_DIR", "SESSIONS_ADMIN_READ_ONLY",
-              "SESSIONS_ADMIN_TRACE_URL"):
+for _name in (
+    "SESSIONS_ADMIN_STORE",
+    "SESSIONS_ADMIN_FRAMES_DIR",
+    "SESSIONS_ADMIN_READ_ONLY",
+    "SESSIONS_ADMIN_TRACE_URL",
+):
     os.environ.pop(_name, None)
 
 from sessions_admin.settings import *  # noqa: E402,F403

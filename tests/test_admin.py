@@ -66,8 +66,10 @@ def test_the_session_page_shows_its_state_and_message_count_read_only(store, adm
     assert "snapshot" in html and "&lt;b&gt;not markup&lt;/b&gt;" in html
     assert 'name="_save"' not in html
     assert admin_client.get("/admin/sessions_admin/session/add/").status_code == 403
-    assert admin_client.post("/admin/sessions_admin/session/s1/change/",
-                             {"title": "x"}).status_code == 403
+    assert (
+        admin_client.post("/admin/sessions_admin/session/s1/change/", {"title": "x"}).status_code
+        == 403
+    )
 
 
 @STORE_DB
@@ -119,8 +121,12 @@ def test_staff_without_the_delete_permission_cannot_delete_in_the_admin(store, v
 def test_read_only_mode_hides_and_refuses_admin_deletes(store, admin_client):
     some_sessions(store, 1)
     point_store_at(store.path, read_only=True)
-    assert admin_client.post("/admin/sessions_admin/session/sys_000/delete/",
-                             {"post": "yes"}).status_code == 403
+    assert (
+        admin_client.post(
+            "/admin/sessions_admin/session/sys_000/delete/", {"post": "yes"}
+        ).status_code
+        == 403
+    )
     page = admin_client.get(CLEAR_ALL).content.decode()
     assert "read-only mode" in page
     response = admin_client.post(CLEAR_ALL, {"expected": "1", "phrase": "delete 1 session"})
@@ -132,8 +138,10 @@ def test_read_only_mode_hides_and_refuses_admin_deletes(store, admin_client):
 def test_clear_all_needs_its_own_permission(store, staff_client):
     some_sessions(store, 1)
     assert staff_client.get(CLEAR_ALL).status_code == 403
-    assert staff_client.post(CLEAR_ALL, {"expected": "1", "phrase": "delete 1 session"}
-                             ).status_code == 403
+    assert (
+        staff_client.post(CLEAR_ALL, {"expected": "1", "phrase": "delete 1 session"}).status_code
+        == 403
+    )
     assert store.count("sessions") == 1
 
 
@@ -190,8 +198,12 @@ def test_the_audit_log_is_visible_and_read_only_in_the_admin(store, admin_client
     page = admin_client.get(url).content.decode()
     assert "cron" in page and 'name="_save"' not in page
     assert admin_client.post(url, {"actor": "someone else"}).status_code == 403
-    assert admin_client.post(f"/admin/sessions_admin/deletionaudit/{result.audit_id}/delete/",
-                             {"post": "yes"}).status_code == 403
+    assert (
+        admin_client.post(
+            f"/admin/sessions_admin/deletionaudit/{result.audit_id}/delete/", {"post": "yes"}
+        ).status_code
+        == 403
+    )
     assert admin_client.get("/admin/sessions_admin/deletionaudit/add/").status_code == 403
     assert DeletionAudit.objects.get().actor == "cron"
 
@@ -200,11 +212,12 @@ def test_the_audit_log_is_visible_and_read_only_in_the_admin(store, admin_client
 def test_the_message_admin_is_read_only_and_searches_by_session(store, admin_client):
     some_sessions(store, 2)
     with CaptureQueriesContext(connections["agents"]) as captured:
-        html = admin_client.get("/admin/sessions_admin/message/", {"q": "sys_001"}
-                                ).content.decode()
+        html = admin_client.get("/admin/sessions_admin/message/", {"q": "sys_001"}).content.decode()
     assert html.count("sys_001") >= 2 and "sys_000<" not in html
-    assert not any("COUNT(" in q["sql"].upper() and "LIMIT" not in q["sql"].upper()
-                   for q in captured.captured_queries)
+    assert not any(
+        "COUNT(" in q["sql"].upper() and "LIMIT" not in q["sql"].upper()
+        for q in captured.captured_queries
+    )
     assert admin_client.get("/admin/sessions_admin/message/add/").status_code == 403
 
 

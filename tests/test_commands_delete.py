@@ -36,13 +36,24 @@ def run(*args: str) -> str:
     return out.getvalue()
 
 
-def populate(store, n: int, *, principal: str = "user:alice", target: str = "t.a",
-             idle_days: int = 0, prefix: str = "s") -> list[str]:
+def populate(
+    store,
+    n: int,
+    *,
+    principal: str = "user:alice",
+    target: str = "t.a",
+    idle_days: int = 0,
+    prefix: str = "s",
+) -> list[str]:
     now = int(time.time() * 1000)
     ids = []
     for i in range(n):
-        sid = store.add_session(f"{prefix}{i:03d}", principal=principal, target=target,
-                                last_active=now - idle_days * DAY_MS)
+        sid = store.add_session(
+            f"{prefix}{i:03d}",
+            principal=principal,
+            target=target,
+            last_active=now - idle_days * DAY_MS,
+        )
         store.add_message(sid, ts=now - idle_days * DAY_MS)
         ids.append(sid)
     return ids
@@ -124,7 +135,11 @@ def test_clear_sessions_by_target_and_age_combines_the_filters(store):
     populate(store, 2, target="t.a", idle_days=1, prefix="new_a")
     run("clear_sessions", "--target", "t.a", "--older-than", "90d", "--yes")
     assert [r[0] for r in store.execute("SELECT id FROM sessions ORDER BY id")] == [
-        "new_a000", "new_a001", "old_b000", "old_b001"]
+        "new_a000",
+        "new_a001",
+        "old_b000",
+        "old_b001",
+    ]
 
 
 @STORE_DB
@@ -156,8 +171,9 @@ def test_clear_sessions_refuses_without_yes_when_not_on_a_terminal(store, monkey
     assert store.count("sessions") == 1
 
 
-@pytest.mark.parametrize("args", [[], ["--all", "--principal", "x"], ["--older-than", "soon"],
-                                  ["--older-than", "0d"]])
+@pytest.mark.parametrize(
+    "args", [[], ["--all", "--principal", "x"], ["--older-than", "soon"], ["--older-than", "0d"]]
+)
 @STORE_DB
 def test_clear_sessions_rejects_unclear_requests(store, args):
     with pytest.raises(CommandError):
@@ -168,8 +184,10 @@ def test_clear_sessions_rejects_unclear_requests(store, args):
 def test_clear_sessions_reports_and_removes_orphaned_children(store):
     populate(store, 1)
     with sqlite3.connect(store.path) as conn:
-        conn.execute("INSERT INTO session_messages (session_id, role, content, ts) "
-                     "VALUES ('ghost', 'user', 'x', 1)")
+        conn.execute(
+            "INSERT INTO session_messages (session_id, role, content, ts) "
+            "VALUES ('ghost', 'user', 'x', 1)"
+        )
     report = run("clear_sessions", "--orphans", "--dry-run")
     assert "1 messages and 0 state rows under 1 missing session ids" in report
     out = run("clear_sessions", "--orphans", "--yes")
@@ -195,22 +213,43 @@ KILLED_CHILD = textwrap.dedent("""
 @STORE_DB
 def test_a_bulk_delete_killed_midway_leaves_every_session_whole_or_gone(store, tmp_path):
     with store.connect() as conn:
-        conn.executemany("INSERT INTO sessions (id, target_key, created_at, last_active) "
-                         "VALUES (?, 't', 0, 0)", [(f"k{i:04d}",) for i in range(600)])
-        conn.executemany("INSERT INTO session_messages (session_id, role, content, ts) "
-                         "VALUES (?, 'user', 'x', 0)", [(f"k{i:04d}",) for i in range(600)
-                                                          for _ in range(5)])
-        conn.executemany("INSERT INTO session_state (session_id, key, value, updated_at) "
-                         "VALUES (?, 'k', '1', 0)", [(f"k{i:04d}",) for i in range(600)])
+        conn.executemany(
+            "INSERT INTO sessions (id, target_key, created_at, last_active) VALUES (?, 't', 0, 0)",
+            [(f"k{i:04d}",) for i in range(600)],
+        )
+        conn.executemany(
+            "INSERT INTO session_messages (session_id, role, content, ts) "
+            "VALUES (?, 'user', 'x', 0)",
+            [(f"k{i:04d}",) for i in range(600) for _ in range(5)],
+        )
+        conn.executemany(
+            "INSERT INTO session_state (session_id, key, value, updated_at) "
+            "VALUES (?, 'k', '1', 0)",
+            [(f"k{i:04d}",) for i in range(600)],
+        )
     (tmp_path / "var").mkdir()
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "sessions_admin.settings",
-           "AGENTS_HOST_HOME": str(store.home), "SESSIONS_ADMIN_VAR_DIR": str(tmp_path / "var"),
-           "DJANGO_SECRET_KEY": "k" * 50}
-    for name in ("SESSIONS_ADMIN_STORE", "SESSIONS_ADMIN_FRAMES_DIR", "SESSIONS_ADMIN_DJANGO_DB",
-                 "SESSIONS_ADMIN_READ_ONLY"):
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "sessions_admin.settings",
+        "AGENTS_HOST_HOME": str(store.home),
+        "SESSIONS_ADMIN_VAR_DIR": str(tmp_path / "var"),
+        "DJANGO_SECRET_KEY": "k" * 50,
+    }
+    for name in (
+        "SESSIONS_ADMIN_STORE",
+        "SESSIONS_ADMIN_FRAMES_DIR",
+        "SESSIONS_ADMIN_DJANGO_DB",
+        "SESSIONS_ADMIN_READ_ONLY",
+    ):
         env.pop(name, None)
-    child = subprocess.Popen([sys.executable, "-c", KILLED_CHILD], cwd=ROOT, env=env,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    child = subprocess.Popen(
+        [sys.executable, "-c", KILLED_CHILD],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         for line in child.stdout:
             if line.strip() == "20":
@@ -221,7 +260,8 @@ def test_a_bulk_delete_killed_midway_leaves_every_session_whole_or_gone(store, t
     assert child.returncode == -signal.SIGKILL, child.stderr.read()
     per_session = store.execute(
         "SELECT s.id, (SELECT COUNT(*) FROM session_messages m WHERE m.session_id = s.id), "
-        "(SELECT COUNT(*) FROM session_state t WHERE t.session_id = s.id) FROM sessions s")
+        "(SELECT COUNT(*) FROM session_state t WHERE t.session_id = s.id) FROM sessions s"
+    )
     assert 0 < len(per_session) < 600
     assert {(m, s) for _, m, s in per_session} == {(5, 1)}
     assert store.count("session_messages") == 5 * len(per_session)
@@ -230,5 +270,6 @@ def test_a_bulk_delete_killed_midway_leaves_every_session_whole_or_gone(store, t
     # The killed run left its trace: an audit row still saying "running".
     django_db = sqlite3.connect(tmp_path / "var" / "django.sqlite3")
     rows = django_db.execute(
-        "SELECT operation, outcome, actor FROM sessions_admin_deletionaudit").fetchall()
+        "SELECT operation, outcome, actor FROM sessions_admin_deletionaudit"
+    ).fetchall()
     assert rows == [("clear_all", "running", "child")]

@@ -19,16 +19,28 @@ def evil_store(store) -> tuple[str, int]:
     store.add_message(session_id, "user", EVIL, trace_id=EVIL, span_id=EVIL, model_id=EVIL)
     store.add_message(session_id, EVIL, EVIL)  # an unknown role
     message_id = store.add_message(
-        session_id, "tool", EVIL, tool_name=EVIL, tool_call_id=EVIL, tool_target=EVIL,
-        tool_op=EVIL, tool_args={EVIL: EVIL, "nested": [EVIL]}, tool_result=EVIL,
-        tool_duration_ms=5000, trace_id=EVIL, span_id=EVIL, model_id=EVIL,
+        session_id,
+        "tool",
+        EVIL,
+        tool_name=EVIL,
+        tool_call_id=EVIL,
+        tool_target=EVIL,
+        tool_op=EVIL,
+        tool_args={EVIL: EVIL, "nested": [EVIL]},
+        tool_result=EVIL,
+        tool_duration_ms=5000,
+        trace_id=EVIL,
+        span_id=EVIL,
+        model_id=EVIL,
     )
     store.add_state(session_id, "snapshot", {EVIL: [EVIL, {"k": EVIL}]})
     store.add_state(session_id, EVIL, EVIL)
     frames = store.frames_root / session_id.replace("/", "_")
     frames.mkdir(parents=True, exist_ok=True)
-    lines = [json.dumps({"ts": 1_764_000_000_000, "kind": EVIL, "traceId": EVIL, "name": EVIL}),
-             EVIL]
+    lines = [
+        json.dumps({"ts": 1_764_000_000_000, "kind": EVIL, "traceId": EVIL, "name": EVIL}),
+        EVIL,
+    ]
     (frames / "activity-req1.jsonl").write_text("\n".join(lines) + "\n")
     orphan = store.frames_root / "orphan-dir"
     orphan.mkdir()
@@ -75,9 +87,14 @@ def test_markup_from_the_store_is_escaped_in_the_admin(store, admin_client):
     assert_escaped(admin_client.get(change))
 
 
-@pytest.mark.parametrize("fmt, content_type", [
-    ("json", "application/json"), ("jsonl", "application/x-ndjson"), ("md", "text/markdown"),
-])
+@pytest.mark.parametrize(
+    "fmt, content_type",
+    [
+        ("json", "application/json"),
+        ("jsonl", "application/x-ndjson"),
+        ("md", "text/markdown"),
+    ],
+)
 @STORE_DB
 def test_exports_are_downloads_never_html(store, admin_client, fmt, content_type):
     session_id, _ = evil_store(store)
@@ -89,15 +106,24 @@ def test_exports_are_downloads_never_html(store, admin_client, fmt, content_type
 
 
 @STORE_DB
-def test_markup_in_frame_files_and_in_a_session_id_is_escaped_on_the_frames_pages(store,
-                                                                                  admin_client):
+def test_markup_in_frame_files_and_in_a_session_id_is_escaped_on_the_frames_pages(
+    store, admin_client
+):
     session_id = store.add_session(PAYLOADS[1], title=EVIL)
     frames = store.frames_root / session_id
     frames.mkdir()
-    lines = [json.dumps({"ts": 1_764_000_000_000, "kind": EVIL, "traceId": EVIL, "name": EVIL,
-                         "durationMs": 5}), EVIL, json.dumps([EVIL])]
+    lines = [
+        json.dumps(
+            {"ts": 1_764_000_000_000, "kind": EVIL, "traceId": EVIL, "name": EVIL, "durationMs": 5}
+        ),
+        EVIL,
+        json.dumps([EVIL]),
+    ]
     (frames / "activity-req1.jsonl").write_text("\n".join(lines) + "\n" + EVIL)
-    for url in [session_url(session_id, "frames"), session_url(session_id, "frames/req1"),
-                session_url(session_id, "frames/req1", kind=EVIL, q="x"),
-                session_url(session_id, "frames", trace=EVIL)]:
+    for url in [
+        session_url(session_id, "frames"),
+        session_url(session_id, "frames/req1"),
+        session_url(session_id, "frames/req1", kind=EVIL, q="x"),
+        session_url(session_id, "frames", trace=EVIL),
+    ]:
         assert_escaped(admin_client.get(url))

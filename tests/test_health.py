@@ -22,14 +22,14 @@ def break_store(store, how: str) -> str:
         return "not an SQLite database"
     if how == "missing table":
         store.path.unlink()
-        create_store(store.path, schema="CREATE TABLE sessions (id TEXT PRIMARY KEY);"
-                                        "PRAGMA user_version = 2;")
+        create_store(
+            store.path,
+            schema="CREATE TABLE sessions (id TEXT PRIMARY KEY);PRAGMA user_version = 2;",
+        )
         return "no `session_messages` table"
     if how == "missing column":
         store.path.unlink()
-        text = SCHEMA.read_text().replace(
-            "  tool_op       TEXT,\n", ""
-        )
+        text = SCHEMA.read_text().replace("  tool_op       TEXT,\n", "")
         create_store(store.path, schema=text)
         return "lacks column(s) tool_op"
     if how == "old version":

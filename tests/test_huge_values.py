@@ -15,9 +15,17 @@ def test_megabytes_in_any_column_leave_every_page_small(store, admin_client):
         "s1", title="T" * 5 * MB, principal="P" * 3 * MB, target="t" * MB, profile="p" * MB
     )
     message_id = store.add_message(
-        session_id, "tool", "c" * 4 * MB, tool_name="n" * MB, tool_call_id="i" * MB,
-        tool_target="g" * MB, tool_op="o" * MB, tool_args="a" * 2 * MB,
-        tool_result='{"x": "' + "b" * 2 * MB + '"}', trace_id="r" * MB, span_id="s" * MB,
+        session_id,
+        "tool",
+        "c" * 4 * MB,
+        tool_name="n" * MB,
+        tool_call_id="i" * MB,
+        tool_target="g" * MB,
+        tool_op="o" * MB,
+        tool_args="a" * 2 * MB,
+        tool_result='{"x": "' + "b" * 2 * MB + '"}',
+        trace_id="r" * MB,
+        span_id="s" * MB,
         model_id="m" * MB,
     )
     store.add_message(session_id, "x" * MB, "odd role")

@@ -6,10 +6,18 @@ from sessions_admin.humanize import file_size
 from sessions_admin.store.deletion import FramesReport
 
 
-@pytest.mark.parametrize("value, text", [
-    (None, "—"), (0, "0 B"), (1023, "1023 B"), (7081, "6.9 KB"), (1_300_000, "1.2 MB"),
-    (5 * 1024**3, "5.0 GB"), (3 * 1024**4, "3072.0 GB"),
-])
+@pytest.mark.parametrize(
+    "value, text",
+    [
+        (None, "—"),
+        (0, "0 B"),
+        (1023, "1023 B"),
+        (7081, "6.9 KB"),
+        (1_300_000, "1.2 MB"),
+        (5 * 1024**3, "5.0 GB"),
+        (3 * 1024**4, "3072.0 GB"),
+    ],
+)
 def test_file_sizes_read_as_people_say_them(value, text):
     assert file_size(value) == text
 

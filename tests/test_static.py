@@ -16,8 +16,9 @@ def test_pages_load_htmx_and_our_assets_from_our_own_static_url(store, staff_cli
 
 
 @STORE_DB
-def test_after_collectstatic_pages_use_hashed_cacheable_names(store, staff_client, settings,
-                                                               tmp_path):
+def test_after_collectstatic_pages_use_hashed_cacheable_names(
+    store, staff_client, settings, tmp_path
+):
     settings.STATIC_ROOT = tmp_path / "static"
     call_command("collectstatic", interactive=False, verbosity=0)
     assert (tmp_path / "static" / "staticfiles.json").exists()

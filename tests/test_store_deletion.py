@@ -29,32 +29,46 @@ def fast_pacing(monkeypatch):
     monkeypatch.setattr(deletion.bulk, "PAUSE_FRACTION", 0)
 
 
-def fill(store, sessions: int, messages: int = 3, *, principal: str = "user:alice",
-         prefix: str = "s", last_active: int = BASE_MS, state: bool = True) -> list[str]:
+def fill(
+    store,
+    sessions: int,
+    messages: int = 3,
+    *,
+    principal: str = "user:alice",
+    prefix: str = "s",
+    last_active: int = BASE_MS,
+    state: bool = True,
+) -> list[str]:
     ids = [f"{prefix}{n:05d}" for n in range(sessions)]
     with store.connect() as conn:
         conn.executemany(
             "INSERT INTO sessions (id, target_key, profile_key, principal_id, title, turn_count,"
             " created_at, last_active) VALUES (?, 't', 'default', ?, 'x', 0, ?, ?)",
-            [(sid, principal, last_active, last_active) for sid in ids])
+            [(sid, principal, last_active, last_active) for sid in ids],
+        )
         conn.executemany(
             "INSERT INTO session_messages (session_id, role, content, ts) "
             "VALUES (?, 'user', 'm', ?)",
-            [(sid, last_active) for sid in ids for _ in range(messages)])
+            [(sid, last_active) for sid in ids for _ in range(messages)],
+        )
         if state:
             conn.executemany(
                 "INSERT INTO session_state (session_id, key, value, updated_at) "
-                "VALUES (?, 'repl_state', '{}', 0)", [(sid,) for sid in ids])
+                "VALUES (?, 'repl_state', '{}', 0)",
+                [(sid,) for sid in ids],
+            )
     return ids
 
 
 def rows_of(store, session_id: str) -> tuple[int, int, int]:
     return (
         store.execute("SELECT COUNT(*) FROM sessions WHERE id = ?", (session_id,))[0][0],
-        store.execute("SELECT COUNT(*) FROM session_messages WHERE session_id = ?",
-                      (session_id,))[0][0],
-        store.execute("SELECT COUNT(*) FROM session_state WHERE session_id = ?",
-                      (session_id,))[0][0],
+        store.execute("SELECT COUNT(*) FROM session_messages WHERE session_id = ?", (session_id,))[
+            0
+        ][0],
+        store.execute("SELECT COUNT(*) FROM session_state WHERE session_id = ?", (session_id,))[0][
+            0
+        ],
     )
 
 
@@ -74,8 +88,9 @@ class Recorder:
 
     def __call__(self, execute, sql, params, many, context):
         connection = connections["agents"]
-        self.statements.append((sql.replace("%s", "?"), tuple(params or ()),
-                                connection.in_atomic_block))
+        self.statements.append(
+            (sql.replace("%s", "?"), tuple(params or ()), connection.in_atomic_block)
+        )
         return execute(sql, params, many, context)
 
     def writes(self) -> list[tuple[str, tuple, bool]]:
@@ -267,7 +282,11 @@ def test_the_preview_counts_messages_state_and_the_frames_size(store):
     make_frames(store.frames_root, sid, 300)
     preview = deletion.preview_session(sid)
     assert (preview.messages, preview.state, preview.frames_bytes, preview.frames_files) == (
-        1, 1, 300, 1)
+        1,
+        1,
+        300,
+        1,
+    )
     assert deletion.preview_session("../x").frames_refusal
 
 
@@ -281,7 +300,10 @@ def test_a_filtered_delete_dry_run_counts_first_then_removes_only_that_principal
     before = other_tables(store)
     dry = deletion.delete_filtered(SessionFilter(principal="user:bob"), actor=ACTOR, dry_run=True)
     assert dry.dry_run and (dry.counts.sessions, dry.counts.messages, dry.counts.state) == (
-        30, 120, 30)
+        30,
+        120,
+        30,
+    )
     assert store.count("sessions") == 40 and not DeletionAudit.objects.exists()
     result = deletion.delete_filtered(SessionFilter(principal="user:bob"), actor=ACTOR)
     assert (result.counts.sessions, result.counts.messages, result.counts.state) == (30, 120, 30)
@@ -289,7 +311,8 @@ def test_a_filtered_delete_dry_run_counts_first_then_removes_only_that_principal
     assert other_tables(store) == before
     audit = DeletionAudit.objects.get()
     assert audit.operation == "delete_filtered" and audit.target["filter"] == {
-        "principal": "user:bob"}
+        "principal": "user:bob"
+    }
     assert audit.sessions_deleted == 30 and audit.outcome == "ok"
 
 
@@ -306,8 +329,16 @@ def test_a_filtered_delete_uses_whole_session_batches_with_the_three_statements_
         result = deletion.delete_filtered(SessionFilter(principal="user:alice"), actor=ACTOR)
     writes = [sql.split(" WHERE")[0] for sql, _, _ in recorder.writes()]
     assert result.batches == 6
-    assert writes == ["BEGIN IMMEDIATE", "DELETE FROM session_messages",
-                      "DELETE FROM session_state", "DELETE FROM sessions"] * 6
+    assert (
+        writes
+        == [
+            "BEGIN IMMEDIATE",
+            "DELETE FROM session_messages",
+            "DELETE FROM session_state",
+            "DELETE FROM sessions",
+        ]
+        * 6
+    )
     assert all(in_tx for sql, _, in_tx in recorder.writes() if sql.startswith("DELETE"))
     assert store.count("sessions") == store.count("session_messages") == 0
 
@@ -430,8 +461,11 @@ def test_a_concurrent_appender_gets_no_error_and_loses_no_write_during_a_bulk_de
             try:
                 conn.execute("BEGIN IMMEDIATE")
                 waits.append(time.perf_counter() - started)
-                conn.execute("INSERT INTO session_messages (session_id, role, content, ts) "
-                             "VALUES (?, 'user', 'live', ?)", (live[n % 3], BASE_MS + n))
+                conn.execute(
+                    "INSERT INTO session_messages (session_id, role, content, ts) "
+                    "VALUES (?, 'user', 'live', ?)",
+                    (live[n % 3], BASE_MS + n),
+                )
                 conn.execute("COMMIT")
                 written[0] += 1
             except sqlite3.Error as exc:
@@ -488,10 +522,14 @@ def test_selected_sessions_are_deleted_by_the_cascade(store):
 def test_orphaned_children_are_reported_and_removed_without_touching_sessions(store):
     keep = fill(store, 2, 2)
     with sqlite3.connect(store.path) as conn:  # foreign keys off: a crashed writer's leftovers
-        conn.execute("INSERT INTO session_messages (session_id, role, content, ts) "
-                     "VALUES ('ghost', 'user', 'x', 1)")
-        conn.execute("INSERT INTO session_state (session_id, key, value, updated_at) "
-                     "VALUES ('ghost2', 'k', '1', 1)")
+        conn.execute(
+            "INSERT INTO session_messages (session_id, role, content, ts) "
+            "VALUES ('ghost', 'user', 'x', 1)"
+        )
+        conn.execute(
+            "INSERT INTO session_state (session_id, key, value, updated_at) "
+            "VALUES ('ghost2', 'k', '1', 1)"
+        )
     found = deletion.find_orphaned_children()
     assert (found.session_ids, found.messages, found.state) == (["ghost", "ghost2"], 1, 1)
     recorder = Recorder()

@@ -10,8 +10,16 @@ from tests.conftest import STORE_DB
 @STORE_DB
 def test_the_models_read_every_column_of_the_three_tables(store):
     sid = store.add_session("s1", principal=None, title=None, turn_count=None)
-    store.add_message(sid, "tool", "done", tool_name="fs.read", tool_args={"path": "/x"},
-                      tool_result="{broken", tool_duration_ms=12, trace_id="t" * 32)
+    store.add_message(
+        sid,
+        "tool",
+        "done",
+        tool_name="fs.read",
+        tool_args={"path": "/x"},
+        tool_result="{broken",
+        tool_duration_ms=12,
+        trace_id="t" * 32,
+    )
     store.add_state(sid, "snapshot", "{not json")
     session = Session.objects.get(pk="s1")
     assert session.title is None and session.turn_count is None
@@ -41,10 +49,18 @@ def test_saving_or_deleting_a_store_model_raises(store):
     assert store.execute("SELECT title FROM sessions") == [("a session",)]
 
 
-@pytest.mark.parametrize("text, valid", [
-    ('{"ok": true}', True), ("[1, 2]", True), ('"just a string"', True), ("{oops", False),
-    ("", False), ("NaN-ish", False), ("[" * 100_000, False),
-])
+@pytest.mark.parametrize(
+    "text, valid",
+    [
+        ('{"ok": true}', True),
+        ("[1, 2]", True),
+        ('"just a string"', True),
+        ("{oops", False),
+        ("", False),
+        ("NaN-ish", False),
+        ("[" * 100_000, False),
+    ],
+)
 def test_json_text_parses_or_falls_back_to_the_raw_text(text, valid):
     parsed = parse_json_text(text)
     assert parsed.valid is valid
@@ -52,9 +68,16 @@ def test_json_text_parses_or_falls_back_to_the_raw_text(text, valid):
     assert parsed.pretty() if valid else parsed.pretty() == text
 
 
-@pytest.mark.parametrize("text, flagged", [
-    ('{"ok": false}', True), ('{"error": "boom"}', True), ('{"ok": true, "error": null}', False),
-    ('{"rows": 3}', False), ("[1]", False), ("{broken", False),
-])
+@pytest.mark.parametrize(
+    "text, flagged",
+    [
+        ('{"ok": false}', True),
+        ('{"error": "boom"}', True),
+        ('{"ok": true, "error": null}', False),
+        ('{"rows": 3}', False),
+        ("[1]", False),
+        ("{broken", False),
+    ],
+)
 def test_a_result_that_reports_an_error_is_flagged(text, flagged):
     assert parse_json_text(text).reports_error is flagged

@@ -23,8 +23,12 @@ def _long_session(store, n: int, *, ties: bool = True, session_id: str = "long")
                 "INSERT INTO session_messages (session_id, role, content, ts) VALUES (?, ?, ?, ?)",
                 (session_id, ("user", "assistant", "tool")[i % 3], f"message {i}", ts),
             )
-    return [row[0] for row in store.execute(
-        "SELECT id FROM session_messages WHERE session_id = ? ORDER BY ts, id", (session_id,))]
+    return [
+        row[0]
+        for row in store.execute(
+            "SELECT id FROM session_messages WHERE session_id = ? ORDER BY ts, id", (session_id,)
+        )
+    ]
 
 
 @STORE_DB
@@ -57,9 +61,11 @@ def test_backward_pages_from_the_end_cover_every_message_once(store):
 @STORE_DB
 def test_filtered_pages_neither_skip_nor_repeat(store):
     expected = _long_session(store, 200)
-    tools = [mid for mid in expected
-             if store.execute("SELECT role FROM session_messages WHERE id = ?", (mid,))[0][0]
-             == "tool"]
+    tools = [
+        mid
+        for mid in expected
+        if store.execute("SELECT role FROM session_messages WHERE id = ?", (mid,))[0][0] == "tool"
+    ]
     flt = T.MessageFilter(role="tool")
     page = T.message_page("long", flt, limit=9)
     seen = [m.id for m in page.messages]
@@ -77,7 +83,7 @@ def test_a_permalink_page_holds_the_message_with_context_around_it(store):
     ids = [m.id for m in page.messages]
     assert target in ids
     assert page.anchor == target
-    assert ids == expected[expected.index(ids[0]):expected.index(ids[0]) + 100]
+    assert ids == expected[expected.index(ids[0]) : expected.index(ids[0]) + 100]
     assert ids.index(target) == 10
     assert page.has_before and page.has_after
 
@@ -120,19 +126,22 @@ def test_a_large_value_arrives_truncated_with_its_size_and_loads_in_full_on_dema
         T.message_value(sid, mid, "session_id")
 
 
-@pytest.mark.parametrize(("result", "error"), [
-    ({"ok": False}, True),
-    ({"ok": True}, False),
-    ({"success": False}, True),
-    ({"error": "boom"}, True),
-    ({"error": ""}, False),
-    ({"error": None}, False),
-    ({"error": {}}, False),
-    ({"error": []}, False),
-    ({"error": {"code": 1}}, True),
-    ({"error": 0}, False),
-    ({"error": True}, True),
-])
+@pytest.mark.parametrize(
+    ("result", "error"),
+    [
+        ({"ok": False}, True),
+        ({"ok": True}, False),
+        ({"success": False}, True),
+        ({"error": "boom"}, True),
+        ({"error": ""}, False),
+        ({"error": None}, False),
+        ({"error": {}}, False),
+        ({"error": []}, False),
+        ({"error": {"code": 1}}, True),
+        ({"error": 0}, False),
+        ({"error": True}, True),
+    ],
+)
 @STORE_DB
 def test_a_truncated_result_still_tells_whether_it_reports_an_error(store, result, error):
     sid = store.add_session()
@@ -143,6 +152,7 @@ def test_a_truncated_result_still_tells_whether_it_reports_an_error(store, resul
     assert row.result_error is error
     # The same rule as the untruncated path.
     from sessions_admin.store.jsontext import parse_json_text
+
     assert parse_json_text(text).reports_error is error
 
 
@@ -184,8 +194,9 @@ def test_stats_count_roles_and_time_tools(store):
     sid = store.add_session()
     store.add_message(sid, "user", "q", ts=BASE_MS)
     for duration in (100, 300, 5000):
-        store.add_message(sid, "tool", "", tool_name="sql.query", tool_duration_ms=duration,
-                          ts=BASE_MS + duration)
+        store.add_message(
+            sid, "tool", "", tool_name="sql.query", tool_duration_ms=duration, ts=BASE_MS + duration
+        )
     store.add_message(sid, "tool", "", tool_name="fs.read", ts=BASE_MS + 6000)
     store.add_message(sid, "critic", "hm", ts=BASE_MS + 60_000)
     stats = T.session_stats(sid)

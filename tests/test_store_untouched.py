@@ -52,19 +52,22 @@ def test_browsing_every_page_leaves_the_store_file_unchanged(store, admin_client
     assert fingerprint(store) == before
 
 
-@pytest.mark.parametrize("statement", [
-    "CREATE TABLE intruder (x)",
-    "DROP TABLE memory_records",
-    "ALTER TABLE sessions ADD COLUMN extra TEXT",
-    "CREATE INDEX idx_extra ON sessions(title)",
-    "INSERT INTO sessions (id, target_key, created_at, last_active) VALUES ('x', 't', 1, 1)",
-    "UPDATE sessions SET title = 'changed'",
-    "DELETE FROM memory_records",
-    "PRAGMA journal_mode = DELETE",
-    "PRAGMA user_version = 3",
-    "ATTACH DATABASE ':memory:' AS other",
-    "DROP TRIGGER trg_session_messages_touch",
-])
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "CREATE TABLE intruder (x)",
+        "DROP TABLE memory_records",
+        "ALTER TABLE sessions ADD COLUMN extra TEXT",
+        "CREATE INDEX idx_extra ON sessions(title)",
+        "INSERT INTO sessions (id, target_key, created_at, last_active) VALUES ('x', 't', 1, 1)",
+        "UPDATE sessions SET title = 'changed'",
+        "DELETE FROM memory_records",
+        "PRAGMA journal_mode = DELETE",
+        "PRAGMA user_version = 3",
+        "ATTACH DATABASE ':memory:' AS other",
+        "DROP TRIGGER trg_session_messages_touch",
+    ],
+)
 @STORE_DB
 def test_the_store_connection_refuses_anything_that_would_change_the_store(store, statement):
     store.add_session()
@@ -94,8 +97,14 @@ def test_a_demo_store_passes_the_schema_check_and_the_dashboard_leaves_it_unchan
     before = fingerprint(demo)
     call_command("migrate", verbosity=0, skip_checks=True)
     session_id = demo.execute("SELECT id FROM sessions ORDER BY last_active DESC LIMIT 1")[0][0]
-    for url in ["/sessions/", "/targets/", f"/sessions/{session_id}/",
-                f"/sessions/{session_id}/frames/", "/frames/orphans/", "/healthz"]:
+    for url in [
+        "/sessions/",
+        "/targets/",
+        f"/sessions/{session_id}/",
+        f"/sessions/{session_id}/frames/",
+        "/frames/orphans/",
+        "/healthz",
+    ]:
         assert admin_client.get(url).status_code == 200, url
     connections["agents"].close()
     assert fingerprint(demo) == before

@@ -36,7 +36,8 @@ def test_an_unknown_request_file_links_back_to_the_sessions_requests(store, staf
     sid = store.add_session("sess_req")
     (store.frames_root / sid).mkdir()
     (store.frames_root / sid / "activity-r1.jsonl").write_text(
-        json.dumps({"ts": BASE_MS, "kind": "log"}) + "\n")
+        json.dumps({"ts": BASE_MS, "kind": "log"}) + "\n"
+    )
     response = staff_client.get(session_url(sid, "frames/req_gone"))
     assert response.status_code == 404
     body = response.content.decode()

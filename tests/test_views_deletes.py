@@ -47,7 +47,7 @@ def test_for_htmx_it_answers_with_a_modal_dialog_with_cancel_focused_and_the_fra
     html = response.content.decode()
     assert response.status_code == 200 and "<html" not in html
     assert "<dialog data-open-modal" in html
-    assert 'data-close-dialog data-autofocus>Cancel' in html
+    assert "data-close-dialog data-autofocus>Cancel" in html
     assert "also remove activity frames" in html and "2.0 KB" in html
     assert 'hx-target="closest tr" hx-swap="delete"' in html
     assert response["Vary"] and "HX-Request" in response["Vary"]
@@ -70,8 +70,9 @@ def test_an_htmx_post_from_the_list_answers_with_an_out_of_band_flash_and_no_row
 ):
     sid = a_session(store)
     make_frames(store, sid)
-    response = staff_client.post(session_url(sid, "delete"),
-                                 {"from": "list", "wipe_frames": "1"}, **HX)
+    response = staff_client.post(
+        session_url(sid, "delete"), {"from": "list", "wipe_frames": "1"}, **HX
+    )
     html = response.content.decode()
     assert response.status_code == 200
     assert 'hx-swap-oob="innerHTML"' in html
@@ -83,9 +84,7 @@ def test_an_htmx_post_from_the_list_answers_with_an_out_of_band_flash_and_no_row
 
 
 @STORE_DB
-def test_an_htmx_post_from_the_session_page_redirects_the_browser_to_the_list(
-    store, staff_client
-):
+def test_an_htmx_post_from_the_session_page_redirects_the_browser_to_the_list(store, staff_client):
     sid = a_session(store)
     response = staff_client.post(session_url(sid, "delete"), **HX)
     assert response["HX-Redirect"] == "/sessions/"
@@ -129,9 +128,7 @@ def test_a_staff_member_without_the_delete_permission_gets_403(store, viewer_cli
 
 
 @STORE_DB
-def test_non_staff_get_403_and_anonymous_users_are_sent_to_log_in(
-    store, nonstaff_client, client
-):
+def test_non_staff_get_403_and_anonymous_users_are_sent_to_log_in(store, nonstaff_client, client):
     sid = a_session(store)
     assert nonstaff_client.post(session_url(sid, "delete")).status_code == 403
     response = client.post(session_url(sid, "delete"))

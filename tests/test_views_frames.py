@@ -30,19 +30,31 @@ HX = {"HTTP_HX_REQUEST": "true"}
 
 
 def frame(i: int, **extra) -> dict:
-    return {"ts": BASE_MS + i * 100, "kind": "tool.call" if i % 2 else "model.call",
-            "traceId": "trace-a", "spanId": f"span-{i}", "name": f"step {i}", **extra}
+    return {
+        "ts": BASE_MS + i * 100,
+        "kind": "tool.call" if i % 2 else "model.call",
+        "traceId": "trace-a",
+        "spanId": f"span-{i}",
+        "name": f"step {i}",
+        **extra,
+    }
 
 
-def write_request(store, session_id: str, request_id: str, lines, *, pending: bytes = b"",
-                  mtime: float | None = None) -> Path:
+def write_request(
+    store,
+    session_id: str,
+    request_id: str,
+    lines,
+    *,
+    pending: bytes = b"",
+    mtime: float | None = None,
+) -> Path:
     """Write ``activity-<request_id>.jsonl``: dicts become JSON lines, bytes stay as is."""
     directory = store.frames_root / session_id
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / f"activity-{request_id}.jsonl"
     body = b"".join(
-        (line if isinstance(line, bytes) else json.dumps(line).encode()) + b"\n"
-        for line in lines
+        (line if isinstance(line, bytes) else json.dumps(line).encode()) + b"\n" for line in lines
     )
     path.write_bytes(body + pending)
     if mtime is not None:
@@ -70,8 +82,10 @@ def next_link(response) -> str | None:
 
 
 def line_numbers(response) -> list[int]:
-    return [int(n.replace(",", "")) for n in re.findall(
-        r'<td class="num line">([\d,]+)</td>', text(response))]
+    return [
+        int(n.replace(",", ""))
+        for n in re.findall(r'<td class="num line">([\d,]+)</td>', text(response))
+    ]
 
 
 def tail_url(response) -> str | None:
@@ -175,8 +189,7 @@ def test_a_trace_id_finds_its_frames_across_the_requests(store, staff_client, ol
     assert f'href="{html.escape(session_url(sid, trace="trace-a"))}"' in section
 
 
-def test_a_trace_search_is_bounded_and_offers_to_continue(store, staff_client, old,
-                                                           monkeypatch):
+def test_a_trace_search_is_bounded_and_offers_to_continue(store, staff_client, old, monkeypatch):
     from sessions_admin.views.frames import session_requests as views
 
     monkeypatch.setattr(views, "TRACE_FILE_BUDGET", 4096)
@@ -228,14 +241,20 @@ def test_it_shows_time_kind_ids_summary_and_pretty_json(store, staff_client, old
 
 def test_each_kind_of_damaged_line_is_shown_inline(store, staff_client, old):
     sid = store.add_session("sess_d")
-    write_request(store, sid, "req", [
-        frame(0),
-        b'{"ts": 1, "kind": "broken',
-        b"[1, 2, 3]",
-        b'"just a string"',
-        b'{"ok": "\xff\xfe bad bytes"}',
-        frame(5),
-    ], mtime=old)
+    write_request(
+        store,
+        sid,
+        "req",
+        [
+            frame(0),
+            b'{"ts": 1, "kind": "broken',
+            b"[1, 2, 3]",
+            b'"just a string"',
+            b'{"ok": "\xff\xfe bad bytes"}',
+            frame(5),
+        ],
+        mtime=old,
+    )
 
     response = staff_client.get(request_url(sid, "req"))
 
@@ -283,11 +302,24 @@ def test_an_incomplete_last_line_is_shown_as_being_written(store, staff_client):
 def test_markup_inside_frame_values_is_escaped(store, staff_client, old):
     sid = store.add_session("sess_x")
     evil = "<script>alert(1)</script><img src=x onerror=alert(2)>"
-    write_request(store, sid, "req", [
-        {"ts": BASE_MS, "kind": evil, "traceId": evil, "spanId": evil, "name": evil,
-         "message": evil, "nested": {"html": evil}},
-        (evil + " not json").encode(),
-    ], pending=evil.encode())
+    write_request(
+        store,
+        sid,
+        "req",
+        [
+            {
+                "ts": BASE_MS,
+                "kind": evil,
+                "traceId": evil,
+                "spanId": evil,
+                "name": evil,
+                "message": evil,
+                "nested": {"html": evil},
+            },
+            (evil + " not json").encode(),
+        ],
+        pending=evil.encode(),
+    )
 
     body = text(staff_client.get(request_url(sid, "req")))
     listing = text(staff_client.get(session_url(sid, "frames", trace=evil)))
@@ -297,8 +329,7 @@ def test_markup_inside_frame_values_is_escaped(store, staff_client, old):
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in body
 
 
-def test_paging_through_a_large_file_shows_every_frame_exactly_once(store, staff_client,
-                                                                     old):
+def test_paging_through_a_large_file_shows_every_frame_exactly_once(store, staff_client, old):
     sid = store.add_session("sess_big")
     lines: list = []
     for i in range(2_345):
@@ -370,8 +401,7 @@ def test_a_bad_offset_is_a_400(store, staff_client, value, old):
 
 def test_end_opens_the_last_stretch_of_the_file(store, staff_client, old):
     sid = store.add_session("sess_end")
-    write_request(store, sid, "req", [frame(i, pad="z" * 500) for i in range(1000)],
-                  mtime=old)
+    write_request(store, sid, "req", [frame(i, pad="z" * 500) for i in range(1000)], mtime=old)
     body = text(staff_client.get(request_url(sid, "req", end=1)))
     assert "step 999" in body and "step 0<" not in body
     assert "Showing the end of the file" in body
@@ -379,8 +409,9 @@ def test_end_opens_the_last_stretch_of_the_file(store, staff_client, old):
 
 def test_it_filters_by_kind_and_by_text(store, staff_client, old):
     sid = store.add_session("sess_k")
-    write_request(store, sid, "req", [frame(0), frame(1), frame(2, note="needle here"),
-                                      frame(3)], mtime=old)
+    write_request(
+        store, sid, "req", [frame(0), frame(1), frame(2, note="needle here"), frame(3)], mtime=old
+    )
 
     by_kind = text(staff_client.get(request_url(sid, "req", kind="TOOL.CALL")))
     by_text = text(staff_client.get(request_url(sid, "req", q="NEEDLE")))
@@ -392,10 +423,18 @@ def test_it_filters_by_kind_and_by_text(store, staff_client, old):
 
 def test_trace_and_span_params_keep_only_those_frames(store, staff_client, old):
     sid = store.add_session("sess_ts")
-    write_request(store, sid, "req", [
-        frame(0), frame(1, traceId="trace-b"), frame(2, parentSpanId="span-0"),
-        frame(3, traceId="trace-b", note="mentions trace-a"),
-    ], mtime=old)
+    write_request(
+        store,
+        sid,
+        "req",
+        [
+            frame(0),
+            frame(1, traceId="trace-b"),
+            frame(2, parentSpanId="span-0"),
+            frame(3, traceId="trace-b", note="mentions trace-a"),
+        ],
+        mtime=old,
+    )
 
     by_trace = text(staff_client.get(request_url(sid, "req", trace="trace-a")))
     by_span = text(staff_client.get(request_url(sid, "req", span="span-0")))
@@ -418,16 +457,21 @@ def test_a_filter_that_spends_its_scan_budget_offers_to_continue(store, staff_cl
     assert "step 9001" in text(follow)
 
 
-def test_the_timeline_draws_spans_and_ticks_without_style_attributes(store, staff_client,
-                                                                      old):
+def test_the_timeline_draws_spans_and_ticks_without_style_attributes(store, staff_client, old):
     sid = store.add_session("sess_tl")
-    write_request(store, sid, "req", [
-        {"ts": BASE_MS, "kind": "request.start", "spanId": "root"},
-        {"ts": BASE_MS + 10, "kind": "model.call", "spanId": "m", "durationMs": 400},
-        {"ts": BASE_MS + 50, "kind": "log", "message": "an instant"},
-        {"ts": BASE_MS + 900, "kind": "request.end", "spanId": "root"},
-        {"ts": BASE_MS + 950, "kind": "log", "status": "error"},
-    ], mtime=old)
+    write_request(
+        store,
+        sid,
+        "req",
+        [
+            {"ts": BASE_MS, "kind": "request.start", "spanId": "root"},
+            {"ts": BASE_MS + 10, "kind": "model.call", "spanId": "m", "durationMs": 400},
+            {"ts": BASE_MS + 50, "kind": "log", "message": "an instant"},
+            {"ts": BASE_MS + 900, "kind": "request.end", "spanId": "root"},
+            {"ts": BASE_MS + 950, "kind": "log", "status": "error"},
+        ],
+        mtime=old,
+    )
 
     body = text(staff_client.get(request_url(sid, "req")))
 
@@ -460,8 +504,9 @@ def test_a_missing_request_file_for_htmx_is_a_banner(store, staff_client):
 
 def test_live_tail_picks_up_appended_frames(store, staff_client):
     sid = store.add_session("sess_live")
-    path = write_request(store, sid, "req", [frame(0), frame(1)],
-                         pending=b'{"ts": 1764000000200, "kind": "x')
+    path = write_request(
+        store, sid, "req", [frame(0), frame(1)], pending=b'{"ts": 1764000000200, "kind": "x'
+    )
 
     page = staff_client.get(request_url(sid, "req"))
     poll = tail_url(page)
@@ -590,8 +635,10 @@ def test_dot_request_ids_are_refused(store, staff_client, request_id):
 def test_a_request_id_that_climbs_out_never_reaches_a_file(store, staff_client, outside):
     sid = store.add_session("sess_c2")
     (store.frames_root / sid).mkdir()
-    for path in (f"/sessions/{sid}/frames/..%2F..%2F..%2Foutside%2Fsecret.txt/",
-                 f"/sessions/{sid}/frames/%2Fetc%2Fpasswd/"):
+    for path in (
+        f"/sessions/{sid}/frames/..%2F..%2F..%2Foutside%2Fsecret.txt/",
+        f"/sessions/{sid}/frames/%2Fetc%2Fpasswd/",
+    ):
         response = staff_client.get(path)
         assert response.status_code in (400, 404)
         assert "SECRET" not in text(response) and "root:" not in text(response)
@@ -632,8 +679,7 @@ def test_a_request_path_that_is_a_directory_or_fifo_is_refused(store, staff_clie
     assert_refused(staff_client.get(request_url(sid, "pipe")), "not a regular file")
 
 
-def test_a_symlinked_frames_root_is_followed_once(store, staff_client, settings, tmp_path,
-                                                 old):
+def test_a_symlinked_frames_root_is_followed_once(store, staff_client, settings, tmp_path, old):
     sid = store.add_session("sess_root")
     write_request(store, sid, "req", [frame(0)], mtime=old)
     link = tmp_path / "root-link"
@@ -714,8 +760,7 @@ def test_removing_selected_orphans_is_audited(store, staff_client, old):
     orphans_setup(store, old)
     size = (store.frames_root / "sess_orphan1" / "activity-req.jsonl").stat().st_size
 
-    response = staff_client.post("/frames/orphans/", {"session_id": ["sess_orphan1"]},
-                                 follow=True)
+    response = staff_client.post("/frames/orphans/", {"session_id": ["sess_orphan1"]}, follow=True)
 
     assert response.redirect_chain[-1] == ("/frames/orphans/", 303)
     assert not (store.frames_root / "sess_orphan1").exists()
@@ -749,19 +794,20 @@ def test_removing_all_orphans_needs_the_confirmation(store, staff_client, old):
 
 def test_a_directory_whose_session_exists_is_never_removed(store, staff_client, old):
     orphans_setup(store, old)
-    response = staff_client.post("/frames/orphans/",
-                                 {"session_id": ["sess_kept", "sess_orphan2"]}, follow=True)
+    response = staff_client.post(
+        "/frames/orphans/", {"session_id": ["sess_kept", "sess_orphan2"]}, follow=True
+    )
     assert (store.frames_root / "sess_kept").exists()
     assert not (store.frames_root / "sess_orphan2").exists()
     assert "1 now have a session row and were left alone" in text(response)
 
 
-def test_removal_never_follows_a_symlink_or_leaves_the_root(store, staff_client, outside,
-                                                            old):
+def test_removal_never_follows_a_symlink_or_leaves_the_root(store, staff_client, outside, old):
     orphans_setup(store, old)
     (store.frames_root / "evil").symlink_to(outside)
-    response = staff_client.post("/frames/orphans/",
-                                 {"session_id": ["evil", "..", "../outside"]}, follow=True)
+    response = staff_client.post(
+        "/frames/orphans/", {"session_id": ["evil", "..", "../outside"]}, follow=True
+    )
     assert (outside / "secret.txt").exists() and (store.frames_root / "evil").is_symlink()
     assert "3 refused" in text(response)
     assert DeletionAudit.objects.get().outcome == DeletionAudit.Outcome.PARTIAL
@@ -806,8 +852,9 @@ def test_removal_needs_a_csrf_token(store, old):
     assert (store.frames_root / "sess_orphan1").exists()
 
 
-def test_the_orphans_page_says_when_there_is_no_frames_root(store, staff_client, settings,
-                                                            tmp_path):
+def test_the_orphans_page_says_when_there_is_no_frames_root(
+    store, staff_client, settings, tmp_path
+):
     settings.FRAMES_DIR = tmp_path / "nowhere"
     body = text(staff_client.get("/frames/orphans/"))
     assert "the frames root does not exist" in body
@@ -824,8 +871,9 @@ def test_the_deletion_service_removes_every_orphan_and_reports_it(store, old, ad
     assert report.orphans == []
 
 
-def test_the_orphans_list_is_capped_but_remove_all_takes_every_one(store, staff_client, old,
-                                                                   monkeypatch):
+def test_the_orphans_list_is_capped_but_remove_all_takes_every_one(
+    store, staff_client, old, monkeypatch
+):
     from sessions_admin.views.frames import orphans as views
 
     monkeypatch.setattr(views, "ORPHANS_SHOWN", 1)

@@ -60,22 +60,36 @@ def test_every_sort_order_pages_through_every_session_once_in_sql_order(store, s
     assert walk(SessionFilter(), sort, limit=7) == reference(store, sort=sort)
 
 
-@pytest.mark.parametrize("session_filter, where, params", [
-    (SessionFilter(target="ops.pager"), "WHERE target_key = ?", ("ops.pager",)),
-    (SessionFilter(profile="edit"), "WHERE profile_key = ?", ("edit",)),
-    (SessionFilter(target="ops.pager", profile="edit"),
-     "WHERE target_key = ? AND profile_key = ?", ("ops.pager", "edit")),
-    (SessionFilter(principal="user:bob"), "WHERE principal_id = ?", ("user:bob",)),
-    (SessionFilter(q="ROLLBACK"), "WHERE title LIKE '%rollback%' OR id LIKE '%rollback%'", ()),
-    (SessionFilter(q="50%"), "WHERE instr(title, '50%') > 0", ()),
-    (SessionFilter(q="sess_001"), "WHERE id LIKE 'sess\\_001%' ESCAPE '\\'", ()),
-    (SessionFilter(active_after_ms=BASE_MS + 20 * 60_000),
-     "WHERE last_active >= ?", (BASE_MS + 20 * 60_000,)),
-    (SessionFilter(target="system.registry", principal="user:alice",
-                   active_before_ms=BASE_MS + 30 * 60_000),
-     "WHERE target_key = ? AND principal_id = ? AND last_active < ?",
-     ("system.registry", "user:alice", BASE_MS + 30 * 60_000)),
-])
+@pytest.mark.parametrize(
+    "session_filter, where, params",
+    [
+        (SessionFilter(target="ops.pager"), "WHERE target_key = ?", ("ops.pager",)),
+        (SessionFilter(profile="edit"), "WHERE profile_key = ?", ("edit",)),
+        (
+            SessionFilter(target="ops.pager", profile="edit"),
+            "WHERE target_key = ? AND profile_key = ?",
+            ("ops.pager", "edit"),
+        ),
+        (SessionFilter(principal="user:bob"), "WHERE principal_id = ?", ("user:bob",)),
+        (SessionFilter(q="ROLLBACK"), "WHERE title LIKE '%rollback%' OR id LIKE '%rollback%'", ()),
+        (SessionFilter(q="50%"), "WHERE instr(title, '50%') > 0", ()),
+        (SessionFilter(q="sess_001"), "WHERE id LIKE 'sess\\_001%' ESCAPE '\\'", ()),
+        (
+            SessionFilter(active_after_ms=BASE_MS + 20 * 60_000),
+            "WHERE last_active >= ?",
+            (BASE_MS + 20 * 60_000,),
+        ),
+        (
+            SessionFilter(
+                target="system.registry",
+                principal="user:alice",
+                active_before_ms=BASE_MS + 30 * 60_000,
+            ),
+            "WHERE target_key = ? AND principal_id = ? AND last_active < ?",
+            ("system.registry", "user:alice", BASE_MS + 30 * 60_000),
+        ),
+    ],
+)
 @pytest.mark.parametrize("sort", ["-last_active", "last_active", "-turn_count"])
 @STORE_DB
 def test_filters_return_exactly_the_rows_sql_returns(store, session_filter, where, params, sort):
@@ -110,8 +124,9 @@ def test_load_more_keeps_the_filters_and_returns_only_rows_to_htmx(store, staff_
     more = re.search(r'href="(\?[^"]*cursor=[^"]*)"', first.content.decode()).group(1)
     query = parse_qs(urlparse(more.replace("&amp;", "&")).query)
     assert query["target"] == ["ops.pager"] and query["sort"] == ["created_at"]
-    fragment = staff_client.get("/sessions/" + more.replace("&amp;", "&"),
-                                headers={"HX-Request": "true"})
+    fragment = staff_client.get(
+        "/sessions/" + more.replace("&amp;", "&"), headers={"HX-Request": "true"}
+    )
     assert fragment.status_code == 200
     assert b"<html" not in fragment.content and b"<tr" in fragment.content
     full = staff_client.get("/sessions/" + more.replace("&amp;", "&"))
@@ -122,8 +137,9 @@ def test_load_more_keeps_the_filters_and_returns_only_rows_to_htmx(store, staff_
 @STORE_DB
 def test_filtering_with_htmx_swaps_only_the_results(store, staff_client):
     fill(store)
-    response = staff_client.get("/sessions/?target=ops.pager",
-                                headers={"HX-Request": "true", "HX-Target": "results"})
+    response = staff_client.get(
+        "/sessions/?target=ops.pager", headers={"HX-Request": "true", "HX-Target": "results"}
+    )
     assert b"<html" not in response.content
     assert b"<table" in response.content and b'id="filters"' not in response.content
 
@@ -136,13 +152,16 @@ def test_an_exact_id_in_the_search_box_goes_straight_to_the_session(store, staff
     assert response["Location"] == "/sessions/a%2Fb%3Fc%23d/"
 
 
-@pytest.mark.parametrize("query, phrase", [
-    ("active_after=yesterday", "active_after must be an ISO date"),
-    ("active_before=2026-13-45", "active_before must be an ISO date"),
-    ("sort=title", "sort must be one of"),
-    ("active=2y", "active must be one of"),
-    ("cursor=forged", "cursor"),
-])
+@pytest.mark.parametrize(
+    "query, phrase",
+    [
+        ("active_after=yesterday", "active_after must be an ISO date"),
+        ("active_before=2026-13-45", "active_before must be an ISO date"),
+        ("sort=title", "sort must be one of"),
+        ("active=2y", "active must be one of"),
+        ("cursor=forged", "cursor"),
+    ],
+)
 @STORE_DB
 def test_a_malformed_parameter_gets_a_400_page_that_says_why(store, staff_client, query, phrase):
     response = staff_client.get(f"/sessions/?{query}")
@@ -171,8 +190,20 @@ def test_markup_in_any_column_is_escaped(store, staff_client):
     assert "&lt;img src=x onerror=&quot;alert(1)&quot;&gt;" in html
 
 
-ODD_IDS = ["with space", "a/b", "x?y#z", "100%", "..", ".", "../etc", "ünïcødé-会话", "a//b/",
-           "sess/frames", "~", ""]
+ODD_IDS = [
+    "with space",
+    "a/b",
+    "x?y#z",
+    "100%",
+    "..",
+    ".",
+    "../etc",
+    "ünïcødé-会话",
+    "a//b/",
+    "sess/frames",
+    "~",
+    "",
+]
 
 
 @pytest.mark.parametrize("odd_id", ODD_IDS)
@@ -210,8 +241,9 @@ def test_the_count_is_capped_instead_of_counting_everything(store, monkeypatch):
 
 
 @STORE_DB
-def test_a_query_that_runs_too_long_is_stopped_with_a_friendly_message(store, staff_client,
-                                                                        settings):
+def test_a_query_that_runs_too_long_is_stopped_with_a_friendly_message(
+    store, staff_client, settings
+):
     with sqlite3.connect(store.path) as conn:
         conn.executemany(
             "INSERT INTO sessions (id, target_key, created_at, last_active, title) "
@@ -228,10 +260,12 @@ def test_a_query_that_runs_too_long_is_stopped_with_a_friendly_message(store, st
 def test_the_targets_overview_counts_sessions_per_target_and_profile(store, staff_client):
     fill(store)
     response = staff_client.get("/targets/")
-    expected = store.execute(
-        "SELECT target_key, profile_key, COUNT(*) FROM sessions GROUP BY 1, 2")
-    overview = {(p.target_key, p.profile_key): p.sessions
-                for t in response.context["targets"] for p in t.profiles}
+    expected = store.execute("SELECT target_key, profile_key, COUNT(*) FROM sessions GROUP BY 1, 2")
+    overview = {
+        (p.target_key, p.profile_key): p.sessions
+        for t in response.context["targets"]
+        for p in t.profiles
+    }
     assert overview == {(t, p): n for t, p, n in expected}
     assert b"?target=ops.pager&amp;profile=edit" in response.content
 
@@ -243,8 +277,9 @@ def test_a_count_no_index_serves_is_fetched_after_the_rows(store, staff_client):
     assert page.context["page"].count is None
     assert b'hx-trigger="load"' in page.content
     expected = store.execute("SELECT COUNT(*) FROM sessions WHERE principal_id = 'user:bob'")[0][0]
-    fragment = staff_client.get("/sessions/?principal=user:bob&count=1",
-                                headers={"HX-Request": "true"})
+    fragment = staff_client.get(
+        "/sessions/?principal=user:bob&count=1", headers={"HX-Request": "true"}
+    )
     assert b"<html" not in fragment.content
     assert f"{expected} sessions match these filters".encode() in fragment.content
     without_js = staff_client.get("/sessions/?principal=user:bob&count=1")
@@ -252,8 +287,7 @@ def test_a_count_no_index_serves_is_fetched_after_the_rows(store, staff_client):
 
 
 @STORE_DB
-def test_a_result_that_fits_one_page_is_counted_exactly_without_another_query(store,
-                                                                               staff_client):
+def test_a_result_that_fits_one_page_is_counted_exactly_without_another_query(store, staff_client):
     fill(store, count=40)
     page = staff_client.get("/sessions/?q=pager")
     expected = len(reference(store, "WHERE title LIKE '%pager%' OR id LIKE '%pager%'"))

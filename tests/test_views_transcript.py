@@ -35,21 +35,50 @@ def message_ids(html: str) -> list[int]:
 @pytest.fixture
 def conversation(store):
     """A small session with a call and its result, state, and every role."""
-    sid = store.add_session("sess_demo", target="infra.deployer", profile="edit",
-                            principal="user:alice", title="deploy rollback plan", turn_count=3)
+    sid = store.add_session(
+        "sess_demo",
+        target="infra.deployer",
+        profile="edit",
+        principal="user:alice",
+        title="deploy rollback plan",
+        turn_count=3,
+    )
     ids = {
         "user": store.add_message(sid, "user", "Roll back\n    billing  please", trace_id="tr-1"),
-        "call": store.add_message(sid, "assistant", "I'll check.", tool_call_id="call_7a",
-                                  model_id="claude-x", trace_id="tr-1", span_id="sp-2"),
+        "call": store.add_message(
+            sid,
+            "assistant",
+            "I'll check.",
+            tool_call_id="call_7a",
+            model_id="claude-x",
+            trace_id="tr-1",
+            span_id="sp-2",
+        ),
         "tool": store.add_message(
-            sid, "tool", "", tool_name="registry.lookup", tool_call_id="call_7a",
-            tool_target="system.registry", tool_op="lookup",
-            tool_args={"path": "/srv", "limit": 20}, tool_result={"ok": True, "rows": 3},
-            tool_duration_ms=120, trace_id="tr-1", span_id="sp-3"),
+            sid,
+            "tool",
+            "",
+            tool_name="registry.lookup",
+            tool_call_id="call_7a",
+            tool_target="system.registry",
+            tool_op="lookup",
+            tool_args={"path": "/srv", "limit": 20},
+            tool_result={"ok": True, "rows": 3},
+            tool_duration_ms=120,
+            trace_id="tr-1",
+            span_id="sp-3",
+        ),
         "slow": store.add_message(
-            sid, "tool", "", tool_name="sql.query", tool_call_id="call_9b", tool_op="select",
-            tool_args={"q": 1}, tool_result={"ok": False, "error": "timeout"},
-            tool_duration_ms=4200),
+            sid,
+            "tool",
+            "",
+            tool_name="sql.query",
+            tool_call_id="call_9b",
+            tool_op="select",
+            tool_args={"q": 1},
+            tool_result={"ok": False, "error": "timeout"},
+            tool_duration_ms=4200,
+        ),
         "system": store.add_message(sid, "system", "be brief"),
         "other": store.add_message(sid, "critic", "looks fine"),
     }
@@ -62,13 +91,23 @@ def conversation(store):
 
 
 @STORE_DB
-def test_the_header_shows_every_session_field_the_counts_and_the_actions(conversation, store,
-                                                                          viewer_client):
+def test_the_header_shows_every_session_field_the_counts_and_the_actions(
+    conversation, store, viewer_client
+):
     sid, _ = conversation
     turns = store.execute("SELECT turn_count FROM sessions WHERE id = ?", (sid,))[0][0]
     html = html_of(viewer_client.get(session_url(sid)))
-    for text in ("sess_demo", "deploy rollback plan", "infra.deployer", "edit", "user:alice",
-                 f"{turns} turns", "6 messages", "repl_state", "snapshot"):
+    for text in (
+        "sess_demo",
+        "deploy rollback plan",
+        "infra.deployer",
+        "edit",
+        "user:alice",
+        f"{turns} turns",
+        "6 messages",
+        "repl_state",
+        "snapshot",
+    ):
         assert text in html
     assert 'datetime="' in html  # created / last active
     assert session_url(sid, "frames") in html
@@ -99,8 +138,7 @@ def test_content_keeps_its_whitespace(conversation, viewer_client):
 
 
 @STORE_DB
-def test_a_tool_card_shows_name_target_op_duration_call_id_and_status(conversation,
-                                                                      viewer_client):
+def test_a_tool_card_shows_name_target_op_duration_call_id_and_status(conversation, viewer_client):
     sid, ids = conversation
     html = html_of(viewer_client.get(session_url(sid)))
     card = html.split(f'id="message-{ids["tool"]}"')[1].split("</li>")[0]
@@ -157,8 +195,7 @@ def test_a_result_on_the_next_page_is_linked_by_permalink(store, viewer_client):
 
 
 @STORE_DB
-def test_model_trace_and_span_ids_are_shown_with_trace_links(conversation, viewer_client,
-                                                             settings):
+def test_model_trace_and_span_ids_are_shown_with_trace_links(conversation, viewer_client, settings):
     sid, ids = conversation
     html = html_of(viewer_client.get(session_url(sid)))
     assert "claude-x" in html and "sp-2" in html
@@ -190,18 +227,31 @@ def test_json_that_is_not_an_object_is_shown_raw_with_a_mark(store, viewer_clien
 
 @STORE_DB
 def test_markup_in_every_text_column_is_escaped(store, viewer_client):
-    sid = store.add_session(
-        XSS, target=XSS, profile=XSS, principal=XSS, title=XSS)
+    sid = store.add_session(XSS, target=XSS, profile=XSS, principal=XSS, title=XSS)
     store.add_message(
-        sid, XSS, XSS, tool_name=XSS, tool_call_id=XSS, tool_target=XSS, tool_op=XSS,
-        tool_args=json.dumps({XSS: [XSS, {"k": XSS}]}), tool_result=json.dumps({"error": XSS}),
-        trace_id=XSS, span_id=XSS, model_id=XSS)
+        sid,
+        XSS,
+        XSS,
+        tool_name=XSS,
+        tool_call_id=XSS,
+        tool_target=XSS,
+        tool_op=XSS,
+        tool_args=json.dumps({XSS: [XSS, {"k": XSS}]}),
+        tool_result=json.dumps({"error": XSS}),
+        trace_id=XSS,
+        span_id=XSS,
+        model_id=XSS,
+    )
     store.add_message(sid, "tool", XSS, tool_name="t", tool_args=XSS, tool_result=XSS)
     store.add_message(sid, "assistant", "x", tool_call_id=XSS)
     store.add_state(sid, XSS, {XSS: XSS})
     store.add_state(sid, "broken", XSS)
-    for url in (session_url(sid), session_url(sid, "state"), session_url(sid, "stats"),
-                session_url(sid, q="script", role=XSS, tool=XSS)):
+    for url in (
+        session_url(sid),
+        session_url(sid, "state"),
+        session_url(sid, "stats"),
+        session_url(sid, q="script", role=XSS, tool=XSS),
+    ):
         html = html_of(viewer_client.get(url))
         assert_no_markup_from_store(html)
         assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
@@ -254,8 +304,10 @@ def test_a_value_of_a_missing_message_or_column_is_404(store, viewer_client):
 @STORE_DB
 def test_load_more_pages_cover_every_message_once(store, viewer_client):
     sid = store.add_session()
-    expected = [store.add_message(sid, ("user", "assistant")[i % 2], f"m{i}",
-                                  ts=BASE_MS + (i // 4) * 1000) for i in range(250)]
+    expected = [
+        store.add_message(sid, ("user", "assistant")[i % 2], f"m{i}", ts=BASE_MS + (i // 4) * 1000)
+        for i in range(250)
+    ]
     html = html_of(viewer_client.get(session_url(sid)))
     seen = message_ids(html)
     assert "Load earlier" not in html and "Load more" in html and "Jump to end" in html
@@ -328,8 +380,9 @@ def test_filters_narrow_the_transcript_and_stay_in_the_urls(conversation, viewer
     assert message_ids(html) == [ids["user"]] and 'value="billing"' in html
     html = html_of(viewer_client.get(session_url(sid, q="nothing like this")))
     assert "No message matches these filters" in html
-    fragment = html_of(viewer_client.get(session_url(sid, role="user"), HTTP_HX_TARGET="transcript",
-                                         **HX))
+    fragment = html_of(
+        viewer_client.get(session_url(sid, role="user"), HTTP_HX_TARGET="transcript", **HX)
+    )
     assert fragment.lstrip().startswith('<section id="transcript"')
 
 
@@ -410,8 +463,12 @@ def _export(client, sid, fmt):
 
 def _store_messages(store, sid):
     cols = ", ".join(T.MESSAGE_COLUMNS)
-    return [dict(zip(T.MESSAGE_COLUMNS, row, strict=True)) for row in store.execute(
-        f"SELECT {cols} FROM session_messages WHERE session_id = ? ORDER BY ts, id", (sid,))]
+    return [
+        dict(zip(T.MESSAGE_COLUMNS, row, strict=True))
+        for row in store.execute(
+            f"SELECT {cols} FROM session_messages WHERE session_id = ? ORDER BY ts, id", (sid,)
+        )
+    ]
 
 
 def _check_exported_message(exported, stored):
@@ -431,8 +488,16 @@ def _check_exported_message(exported, stored):
 def export_session(store):
     sid = store.add_session("x?y#z", title=XSS)
     store.add_message(sid, "user", "multi\nline ```code``` " + XSS)
-    store.add_message(sid, "tool", "", tool_name="t", tool_call_id="c", tool_args='{\n"a": 1\n}',
-                      tool_result='{"ok": false', tool_duration_ms=5)
+    store.add_message(
+        sid,
+        "tool",
+        "",
+        tool_name="t",
+        tool_call_id="c",
+        tool_args='{\n"a": 1\n}',
+        tool_result='{"ok": false',
+        tool_duration_ms=5,
+    )
     store.add_message(sid, "tool", "", tool_name="t", tool_args='{"n": NaN}', tool_result='"s"')
     for i in range(30):
         store.add_message(sid, "assistant", f"reply {i} ünïcødé 🙂", model_id="m")
@@ -487,10 +552,12 @@ def test_the_export_streams_a_long_session_in_chunks(store, viewer_client):
     with store.connect() as conn:
         conn.executemany(
             "INSERT INTO session_messages (session_id, role, content, ts) VALUES (?, ?, ?, ?)",
-            [(sid, "user", f"m{i}", BASE_MS + i // 3) for i in range(T.EXPORT_CHUNK * 2 + 17)])
+            [(sid, "user", f"m{i}", BASE_MS + i // 3) for i in range(T.EXPORT_CHUNK * 2 + 17)],
+        )
     lines = _export(viewer_client, sid, "jsonl").splitlines()
     assert [json.loads(line)["content"] for line in lines] == [
-        f"m{i}" for i in range(T.EXPORT_CHUNK * 2 + 17)]
+        f"m{i}" for i in range(T.EXPORT_CHUNK * 2 + 17)
+    ]
 
 
 @STORE_DB
@@ -515,8 +582,9 @@ def test_an_unknown_session_is_404(store, viewer_client):
 @pytest.mark.parametrize("odd", ["a/b", "..", "x?y#z", "% 20", "ünï/cødé 🙂", "a/stats", "."])
 def test_sessions_with_odd_ids_work_on_every_subpage(store, viewer_client, odd):
     sid = store.add_session(odd, title="odd one")
-    mid = store.add_message(sid, "tool", "x" * (T.LARGE_VALUE_CHARS + 5), tool_name="t",
-                            tool_call_id="c", trace_id="t1")
+    mid = store.add_message(
+        sid, "tool", "x" * (T.LARGE_VALUE_CHARS + 5), tool_name="t", tool_call_id="c", trace_id="t1"
+    )
     store.add_state(sid, "snapshot", {"a": 1})
     html = html_of(viewer_client.get(session_url(sid)))
     assert "odd one" in html
@@ -531,8 +599,7 @@ def test_sessions_with_odd_ids_work_on_every_subpage(store, viewer_client, odd):
 
 
 @STORE_DB
-def test_the_page_requires_staff_with_the_view_permission(conversation, client,
-                                                          nonstaff_client):
+def test_the_page_requires_staff_with_the_view_permission(conversation, client, nonstaff_client):
     sid, _ = conversation
     assert client.get(session_url(sid)).status_code == 302
     assert nonstaff_client.get(session_url(sid)).status_code == 403
@@ -542,7 +609,12 @@ def test_the_page_requires_staff_with_the_view_permission(conversation, client,
 @STORE_DB
 def test_the_pages_only_answer_safe_methods(conversation, admin_client):
     sid, ids = conversation
-    for url in (session_url(sid), session_url(sid, "stats"), session_url(sid, "state"),
-                session_url(sid, "export"), session_url(sid, f"messages/{ids['user']}/content")):
+    for url in (
+        session_url(sid),
+        session_url(sid, "stats"),
+        session_url(sid, "state"),
+        session_url(sid, "export"),
+        session_url(sid, f"messages/{ids['user']}/content"),
+    ):
         assert admin_client.post(url).status_code == 405
     assert admin_client.head(session_url(sid)).status_code == 200

@@ -23,8 +23,9 @@ class StoreRouter:
             return True
         return None
 
-    def allow_migrate(self, db: str, app_label: str, model_name: str | None = None,
-                      **hints: Any) -> bool | None:
+    def allow_migrate(
+        self, db: str, app_label: str, model_name: str | None = None, **hints: Any
+    ) -> bool | None:
         # Nothing ever migrates into the runtime's store, and the store models
         # (unmanaged anyway) have no business in Django's own database.
         if db == STORE_ALIAS:

@@ -38,8 +38,21 @@ VALUE_COLUMNS = ("content", "tool_args", "tool_result")
 KNOWN_ROLES = ("user", "assistant", "tool", "system")
 
 MESSAGE_COLUMNS = (
-    "id", "session_id", "role", "content", "tool_name", "tool_call_id", "tool_target", "tool_op",
-    "tool_args", "tool_result", "tool_duration_ms", "trace_id", "span_id", "model_id", "ts",
+    "id",
+    "session_id",
+    "role",
+    "content",
+    "tool_name",
+    "tool_call_id",
+    "tool_target",
+    "tool_op",
+    "tool_args",
+    "tool_result",
+    "tool_duration_ms",
+    "trace_id",
+    "span_id",
+    "model_id",
+    "ts",
 )
 
 
@@ -121,8 +134,13 @@ class MessageFilter:
         return not (self.role or self.tool or self.q or self.trace or self.span)
 
     def as_query(self) -> dict[str, str]:
-        pairs = (("role", self.role), ("tool", self.tool), ("q", self.q),
-                 ("trace", self.trace), ("span", self.span))
+        pairs = (
+            ("role", self.role),
+            ("tool", self.tool),
+            ("q", self.q),
+            ("trace", self.trace),
+            ("span", self.span),
+        )
         return {k: v for k, v in pairs if v}
 
 
@@ -134,8 +152,9 @@ def parse_message_filter(params: Any) -> MessageFilter:
             raise BadTranscriptQuery(f"{name} is too long (over 1,000 characters).")
         return value or None
 
-    return MessageFilter(role=text("role"), tool=text("tool"), q=text("q"),
-                         trace=text("trace"), span=text("span"))
+    return MessageFilter(
+        role=text("role"), tool=text("tool"), q=text("q"), trace=text("trace"), span=text("span")
+    )
 
 
 @dataclass
@@ -186,6 +205,7 @@ _RESULT_ERROR_SQL = (
     "AND json_extract(tool_result, '$.error') NOT IN ('[]', '{}'))), 0) END"
 )
 
+
 def _short(*columns: str) -> str:
     return ", ".join(clipped_sql(column) for column in columns)
 
@@ -200,8 +220,26 @@ _PAGE_SELECT = (
 
 
 def _row(row: tuple) -> MessageRow:
-    (mid, role, content, content_size, name, call_id, target, op, args, args_size, result,
-     result_size, duration, trace, span, model, ts, result_error) = row
+    (
+        mid,
+        role,
+        content,
+        content_size,
+        name,
+        call_id,
+        target,
+        op,
+        args,
+        args_size,
+        result,
+        result_size,
+        duration,
+        trace,
+        span,
+        model,
+        ts,
+        result_error,
+    ) = row
 
     def value(text: str | None, size: int | None) -> Value | None:
         if text is None:
@@ -209,10 +247,20 @@ def _row(row: tuple) -> MessageRow:
         return Value(text, truncated=size is not None, size=size or 0)
 
     return MessageRow(
-        id=mid, role=role, content=value(content, content_size) or Value(""), tool_name=name,
-        tool_call_id=call_id, tool_target=target, tool_op=op, tool_args=value(args, args_size),
-        tool_result=value(result, result_size), tool_duration_ms=duration, trace_id=trace,
-        span_id=span, model_id=model, ts=ts,
+        id=mid,
+        role=role,
+        content=value(content, content_size) or Value(""),
+        tool_name=name,
+        tool_call_id=call_id,
+        tool_target=target,
+        tool_op=op,
+        tool_args=value(args, args_size),
+        tool_result=value(result, result_size),
+        tool_duration_ms=duration,
+        trace_id=trace,
+        span_id=span,
+        model_id=model,
+        ts=ts,
         result_error=None if result_error is None else bool(result_error),
     )
 
@@ -226,9 +274,15 @@ def _position(session_id: str, message_id: int) -> int:
     return rows[0][0]
 
 
-def _slice(session_id: str, message_filter: MessageFilter, *, after: tuple[int, int] | None = None,
-           before: tuple[int, int] | None = None, inclusive: bool = False,
-           limit: int) -> list[MessageRow]:
+def _slice(
+    session_id: str,
+    message_filter: MessageFilter,
+    *,
+    after: tuple[int, int] | None = None,
+    before: tuple[int, int] | None = None,
+    inclusive: bool = False,
+    limit: int,
+) -> list[MessageRow]:
     """Up to ``limit`` rows after (ascending) or before (descending) a position."""
     clauses, params = message_filter.where()
     where = ["session_id = ?", *clauses]
@@ -242,8 +296,10 @@ def _slice(session_id: str, message_filter: MessageFilter, *, after: tuple[int, 
         where += [f"ts {op}= ?", f"(ts {op} ? OR id {id_op} ?)"]
         params += [ts, ts, mid]
     direction = "DESC" if descending else "ASC"
-    sql = (f"{_PAGE_SELECT} WHERE {' AND '.join(where)} "
-           f"ORDER BY ts {direction}, id {direction} LIMIT {int(limit)}")
+    sql = (
+        f"{_PAGE_SELECT} WHERE {' AND '.join(where)} "
+        f"ORDER BY ts {direction}, id {direction} LIMIT {int(limit)}"
+    )
     return [_row(row) for row in _cursor_execute(sql, params)]
 
 
@@ -279,8 +335,13 @@ def message_page(
             # A few messages of context above the target, the rest below it.
             back = min(10, limit // 4)
             earlier = _slice(session_id, message_filter, before=position, limit=back + 1)
-            later = _slice(session_id, message_filter, after=position, inclusive=True,
-                           limit=limit - min(back, len(earlier)) + 1)
+            later = _slice(
+                session_id,
+                message_filter,
+                after=position,
+                inclusive=True,
+                limit=limit - min(back, len(earlier)) + 1,
+            )
             take_later = limit - min(back, len(earlier))
             page = MessagePage(
                 earlier[:back][::-1] + later[:take_later],
@@ -339,10 +400,13 @@ def message_count(session_id: str) -> int:
 
 
 def state_keys(session_id: str) -> list[str]:
-    return [row[0] for row in _cursor_execute(
-        f"SELECT {clipped_sql('key')} FROM session_state WHERE session_id = ? ORDER BY key",
-        [session_id],
-    )]
+    return [
+        row[0]
+        for row in _cursor_execute(
+            f"SELECT {clipped_sql('key')} FROM session_state WHERE session_id = ? ORDER BY key",
+            [session_id],
+        )
+    ]
 
 
 @dataclass(frozen=True)
@@ -386,8 +450,9 @@ def state_value(session_id: str, key: str) -> StateRow:
     )
     if not rows:
         raise UnknownMessage(f"This session has no state key {key!r}.")
-    return StateRow(key, Value(rows[0][0], size=len(rows[0][0].encode("utf-8", "replace"))),
-                    rows[0][1])
+    return StateRow(
+        key, Value(rows[0][0], size=len(rows[0][0].encode("utf-8", "replace"))), rows[0][1]
+    )
 
 
 # -- statistics ---------------------------------------------------------------
@@ -444,16 +509,22 @@ def session_stats(session_id: str, time_limit_ms: int | None = None) -> SessionS
     tools = []
     for name, count in counts.items():
         timed = durations.get(name, [])
-        tools.append(ToolStats(
-            name=name, count=count, timed=len(timed), total_ms=sum(timed),
-            p50_ms=statistics.median(timed) if timed else None,
-            max_ms=max(timed) if timed else None,
-        ))
+        tools.append(
+            ToolStats(
+                name=name,
+                count=count,
+                timed=len(timed),
+                total_ms=sum(timed),
+                p50_ms=statistics.median(timed) if timed else None,
+                max_ms=max(timed) if timed else None,
+            )
+        )
     tools.sort(key=lambda t: (-t.count, t.name))
     order = {role: i for i, role in enumerate(KNOWN_ROLES)}
     by_role = sorted(roles.items(), key=lambda item: (order.get(item[0], 99), item[0]))
-    return SessionStats(by_role=by_role, tools=tools, first_ts=first, last_ts=last,
-                        messages=sum(roles.values()))
+    return SessionStats(
+        by_role=by_role, tools=tools, first_ts=first, last_ts=last, messages=sum(roles.values())
+    )
 
 
 # -- export ---------------------------------------------------------------------

@@ -55,14 +55,17 @@ def delete_session(request: HttpRequest, session_id: str) -> HttpResponse:
 
 def _delete(request: HttpRequest, session_id: str, origin: str) -> HttpResponse:
     wipe = request.POST.get("wipe_frames") == "1"
-    result = deletion.delete_session(session_id, actor=deletion.Actor.of(request.user),
-                                     wipe_frames=wipe)
+    result = deletion.delete_session(
+        session_id, actor=deletion.Actor.of(request.user), wipe_frames=wipe
+    )
     text = f"Deleted session {short_id(session_id)} : {result.describe()}"
     level = messages.WARNING if result.frames and result.frames.refused else messages.SUCCESS
     if request.htmx and origin == "list":
-        response = render(request, TEMPLATE + "#deleted",
-                          {"message": text, "level": "warning" if level == messages.WARNING
-                           else "success"})
+        response = render(
+            request,
+            TEMPLATE + "#deleted",
+            {"message": text, "level": "warning" if level == messages.WARNING else "success"},
+        )
         # The list's count listens for this and counts again.
         response["HX-Trigger"] = "sessions-changed"
         return response

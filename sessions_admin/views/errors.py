@@ -9,8 +9,12 @@ from django.template import TemplateDoesNotExist
 
 def _page(request: HttpRequest, status: int, title: str, message: str) -> HttpResponse:
     try:
-        return render(request, "sessions_admin/http_error.html",
-                      {"status": status, "title": title, "message": message}, status=status)
+        return render(
+            request,
+            "sessions_admin/http_error.html",
+            {"status": status, "title": title, "message": message},
+            status=status,
+        )
     except TemplateDoesNotExist:  # pragma: no cover - only if templates are missing
         return HttpResponse(f"{status} {title}", status=status, content_type="text/plain")
 
@@ -32,7 +36,13 @@ def page_not_found(request: HttpRequest, exception: Exception | None = None) -> 
 
 
 def server_error(request: HttpRequest) -> HttpResponse:
-    return render(request, "sessions_admin/http_error.html", {
-        "status": 500, "title": "Something went wrong",
-        "message": "The error was logged. Try again, or tell the dashboard's maintainers.",
-    }, status=500)
+    return render(
+        request,
+        "sessions_admin/http_error.html",
+        {
+            "status": 500,
+            "title": "Something went wrong",
+            "message": "The error was logged. Try again, or tell the dashboard's maintainers.",
+        },
+        status=500,
+    )

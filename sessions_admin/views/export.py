@@ -151,18 +151,27 @@ def _md_inline(text: str | None) -> str:
 def export_markdown(session: queries.SessionRow) -> Iterator[str]:
     title = session.title or "(untitled)"
     yield f"# Session {_md_inline(session.id)}: {' '.join(title.split())}\n\n"
-    yield (f"- target: {_md_inline(session.target_key)}\n"
-           f"- profile: {_md_inline(session.profile_key)}\n"
-           f"- principal: {_md_inline(session.principal_id) or '—'}\n"
-           f"- turns: {session.turn_count if session.turn_count is not None else '—'}\n"
-           f"- created: {_when(session.created_at)}\n"
-           f"- last active: {_when(session.last_active)}\n\n## Transcript\n\n")
+    yield (
+        f"- target: {_md_inline(session.target_key)}\n"
+        f"- profile: {_md_inline(session.profile_key)}\n"
+        f"- principal: {_md_inline(session.principal_id) or '—'}\n"
+        f"- turns: {session.turn_count if session.turn_count is not None else '—'}\n"
+        f"- created: {_when(session.created_at)}\n"
+        f"- last active: {_when(session.last_active)}\n\n## Transcript\n\n"
+    )
     index = {name: i for i, name in enumerate(_COLUMNS)}
     for row in store.iter_messages(session.id):
         parts = [f"### {row[index['role']]} · {_when(row[index['ts']])} · message {row[0]}\n\n"]
-        meta = [f"{label} {_md_inline(row[index[column]])}" for label, column in (
-            ("model", "model_id"), ("trace", "trace_id"), ("span", "span_id"),
-            ("call", "tool_call_id")) if row[index[column]]]
+        meta = [
+            f"{label} {_md_inline(row[index[column]])}"
+            for label, column in (
+                ("model", "model_id"),
+                ("trace", "trace_id"),
+                ("span", "span_id"),
+                ("call", "tool_call_id"),
+            )
+            if row[index[column]]
+        ]
         if meta:
             parts.append(" · ".join(meta) + "\n\n")
         if row[index["content"]]:
@@ -194,15 +203,21 @@ _WRITERS = {"json": export_json, "jsonl": export_jsonl, "md": export_markdown}
 def export(request: HttpRequest, session_id: str) -> HttpResponse | StreamingHttpResponse:
     fmt = request.GET.get("format", "json")
     if fmt not in FORMATS:
-        return render(request, "sessions_admin/bad_request.html", {
-            "message": f"format must be one of {', '.join(FORMATS)}; got {fmt!r}.",
-        }, status=400)
+        return render(
+            request,
+            "sessions_admin/bad_request.html",
+            {
+                "message": f"format must be one of {', '.join(FORMATS)}; got {fmt!r}.",
+            },
+            status=400,
+        )
     session = queries.get_session(session_id)
     if session is None:  # deleted since the router looked
         raise Http404(f"No session with id {session_id!r} in the store.")
     content_type, extension = FORMATS[fmt]
     response = StreamingHttpResponse(_chunked(_WRITERS[fmt](session)), content_type=content_type)
     response["Content-Disposition"] = content_disposition_header(
-        True, _filename(session.id, extension))
+        True, _filename(session.id, extension)
+    )
     response["Cache-Control"] = "no-store"
     return response

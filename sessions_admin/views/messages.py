@@ -70,8 +70,11 @@ def pairs_by_message(page: MessagePage) -> dict[int, list[Pair]]:
         for index, row in enumerate(rows):
             pairs[row.id] = (
                 [Pair(mid, role, True, False) for mid, role, above in outside if above]
-                + [Pair(other.id, other.role, position < index, True)
-                   for position, other in enumerate(rows) if other.id != row.id]
+                + [
+                    Pair(other.id, other.role, position < index, True)
+                    for position, other in enumerate(rows)
+                    if other.id != row.id
+                ]
                 + [Pair(mid, role, False, False) for mid, role, above in outside if not above]
             )
     return pairs
@@ -99,13 +102,19 @@ class MessageRenderer:
             classes += " anchored"
         parts = [f'<li id="message-{row.id}" class="{classes}">', self.head(row, role_class)]
         if row.content.text:
-            parts.append(f'<div class="msg-body" id="value-{row.id}-content">'
-                         f'<pre class="content">{escape(row.content.text)}</pre>')
+            parts.append(
+                f'<div class="msg-body" id="value-{row.id}-content">'
+                f'<pre class="content">{escape(row.content.text)}</pre>'
+            )
             if row.content.truncated:
                 parts.append(self.truncated(row.id, "content", row.content))
             parts.append("</div>")
-        if row.role == "tool" or row.tool_name or row.tool_args is not None \
-                or row.tool_result is not None:
+        if (
+            row.role == "tool"
+            or row.tool_name
+            or row.tool_args is not None
+            or row.tool_result is not None
+        ):
             parts.append(self.tool_card(row))
         parts.append("</li>")
         return "".join(parts)
@@ -128,22 +137,30 @@ class MessageRenderer:
                 f"</code></a>"
             )
             if external:
-                parts.append(f' <a href="{escape(external)}" rel="noopener noreferrer" '
-                             f'target="_blank" title="Open trace {trace} in the trace viewer">'
-                             f"trace viewer ↗</a>")
+                parts.append(
+                    f' <a href="{escape(external)}" rel="noopener noreferrer" '
+                    f'target="_blank" title="Open trace {trace} in the trace viewer">'
+                    f"trace viewer ↗</a>"
+                )
             parts.append("</span>")
         if row.span_id:
-            parts.append(f'<span class="meta">span <code title="{escape(row.span_id)}">'
-                         f"{escape(short_id(row.span_id))}</code></span>")
+            parts.append(
+                f'<span class="meta">span <code title="{escape(row.span_id)}">'
+                f"{escape(short_id(row.span_id))}</code></span>"
+            )
         if row.tool_call_id:
             chip = chip_for(row.tool_call_id)
-            parts.append(f'<span class="chip chip-{chip}" title="tool call id '
-                         f'{escape(row.tool_call_id)}">{escape(short_id(row.tool_call_id))}</span>')
+            parts.append(
+                f'<span class="chip chip-{chip}" title="tool call id '
+                f'{escape(row.tool_call_id)}">{escape(short_id(row.tool_call_id))}</span>'
+            )
             for pair in self.pairs.get(row.id, ()):
                 parts.append(self.pair_link(pair, chip))
         permalink = session_url(sid, at=row.id) + f"#message-{row.id}"
-        parts.append(f'<a class="permalink" href="{escape(permalink)}" '
-                     f'title="Permalink to this message">#{row.id}</a></div>')
+        parts.append(
+            f'<a class="permalink" href="{escape(permalink)}" '
+            f'title="Permalink to this message">#{row.id}</a></div>'
+        )
         return "".join(parts)
 
     def time(self, ts: int) -> str:
@@ -151,10 +168,15 @@ class MessageRenderer:
             moment = datetime.fromtimestamp(ts / 1000, tz=self.zone)
         except (OverflowError, OSError, ValueError, TypeError):
             return '<span class="muted">—</span>'
-        exact = moment.strftime("%Y-%m-%d %H:%M:%S.") + f"{moment.microsecond // 1000:03d} " \
+        exact = (
+            moment.strftime("%Y-%m-%d %H:%M:%S.")
+            + f"{moment.microsecond // 1000:03d} "
             + (moment.tzname() or "")
-        return (f'<time datetime="{moment.isoformat()}" title="{escape(exact)}">'
-                f'{moment.strftime("%Y-%m-%d %H:%M:%S")}</time>')
+        )
+        return (
+            f'<time datetime="{moment.isoformat()}" title="{escape(exact)}">'
+            f"{moment.strftime('%Y-%m-%d %H:%M:%S')}</time>"
+        )
 
     def pair_link(self, pair: Pair, chip: int) -> str:
         anchor = f"#message-{pair.id}"
@@ -164,8 +186,10 @@ class MessageRenderer:
             label = "call ↑" if pair.role != "tool" else "earlier result ↑"
         else:
             label = "result ↓" if pair.role == "tool" else "same call ↓"
-        return (f' <a class="pair chip-{chip}" href="{escape(href)}" title="message {pair.id} '
-                f'({escape(pair.role)}) has the same call id">{label}</a>')
+        return (
+            f' <a class="pair chip-{chip}" href="{escape(href)}" title="message {pair.id} '
+            f'({escape(pair.role)}) has the same call id">{label}</a>'
+        )
 
     # -- tool calls -------------------------------------------------------------
 
@@ -180,8 +204,11 @@ class MessageRenderer:
             blocks.append(html)
         slow = row.tool_duration_ms is not None and row.tool_duration_ms >= self.slow_ms
         classes = "tool-card" + (" tool-error" if error else "") + (" tool-slow" if slow else "")
-        name = (f'<span class="tool-name">{escape(row.tool_name)}</span>' if row.tool_name
-                else '<span class="tool-name muted">(no tool name)</span>')
+        name = (
+            f'<span class="tool-name">{escape(row.tool_name)}</span>'
+            if row.tool_name
+            else '<span class="tool-name muted">(no tool name)</span>'
+        )
         head = [f'<div class="{classes}"><div class="tool-head">', name]
         if row.tool_target:
             head.append(f' → <span class="tool-target">{escape(row.tool_target)}</span>')
@@ -190,16 +217,20 @@ class MessageRenderer:
         if row.tool_duration_ms is not None:
             label = escape(duration_ms(row.tool_duration_ms))
             if slow:
-                head.append(f' · <span class="duration slow" title="slower than '
-                            f'{escape(duration_ms(self.slow_ms))}">{label} · slow</span>')
+                head.append(
+                    f' · <span class="duration slow" title="slower than '
+                    f'{escape(duration_ms(self.slow_ms))}">{label} · slow</span>'
+                )
             else:
                 head.append(f' · <span class="duration">{label}</span>')
         if row.tool_call_id:
             call = escape(row.tool_call_id)
-            head.append(f' · call <span class="id"><code title="{call}">'
-                        f"{escape(short_id(row.tool_call_id))}</code><button type=\"button\" "
-                        f'class="copy" data-copy="{call}" aria-label="Copy id {call}">copy'
-                        f"</button></span>")
+            head.append(
+                f' · call <span class="id"><code title="{call}">'
+                f'{escape(short_id(row.tool_call_id))}</code><button type="button" '
+                f'class="copy" data-copy="{call}" aria-label="Copy id {call}">copy'
+                f"</button></span>"
+            )
         if error:
             head.append('<span class="status status-error">✗ error</span>')
         elif row.tool_result is not None:
@@ -207,8 +238,9 @@ class MessageRenderer:
         head.append("</div>")
         return "".join(head) + "".join(blocks) + "</div>"
 
-    def json_block(self, row: MessageRow, label: str, column: str,
-                   value: Value) -> tuple[str, bool]:
+    def json_block(
+        self, row: MessageRow, label: str, column: str, value: Value
+    ) -> tuple[str, bool]:
         """A collapsible ``args``/``result`` block, and whether it reports an error."""
         is_result = column == "tool_result"
         mark = ""
@@ -264,7 +296,7 @@ class MessageRenderer:
 
 def _summary(text: str) -> str:
     line = " ".join(text[: SUMMARY_CHARS * 2].split())
-    return line if len(line) <= SUMMARY_CHARS else line[:SUMMARY_CHARS - 1] + "…"
+    return line if len(line) <= SUMMARY_CHARS else line[: SUMMARY_CHARS - 1] + "…"
 
 
 def render_messages(session_id: str, page: MessagePage) -> SafeString:

@@ -45,7 +45,7 @@ def _raw_session_segment(request: HttpRequest) -> str | None:
     path = urlsplit(raw).path
     if not path.startswith(SESSIONS_PREFIX):
         return None
-    segment = path[len(SESSIONS_PREFIX):].split("/", 1)[0]
+    segment = path[len(SESSIONS_PREFIX) :].split("/", 1)[0]
     if segment == QUERY_FORM_MARKER:
         return None
     return unquote(segment)

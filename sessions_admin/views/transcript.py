@@ -75,8 +75,9 @@ def _transcript_context(request: HttpRequest, session: queries.SessionRow) -> di
     at = _message_id(request, "at")
     end = request.GET.get("end") == "1"
     try:
-        page = store.message_page(session.id, message_filter, after=after, before=before,
-                                  at=at, end=end)
+        page = store.message_page(
+            session.id, message_filter, after=after, before=before, at=at, end=end
+        )
     except store.UnknownMessage as exc:
         raise Http404(str(exc)) from None
     kept = message_filter.as_query()
@@ -89,7 +90,8 @@ def _transcript_context(request: HttpRequest, session: queries.SessionRow) -> di
         "roles": _role_choices(message_filter.role),
         "after_url": session_url(session.id, after=page.last_id, **kept) if page.last_id else "",
         "before_url": session_url(session.id, before=page.first_id, **kept)
-        if page.first_id else "",
+        if page.first_id
+        else "",
         "start_url": session_url(session.id, **kept),
         "end_url": session_url(session.id, end=1, **kept),
         "filter_url": session_url(session.id),
@@ -114,8 +116,12 @@ def _state_context(session: queries.SessionRow) -> dict[str, Any]:
     rows = []
     for index, row in enumerate(store.state_rows(session.id)):
         item: dict[str, Any] = {
-            "row": row, "dom_id": f"state-{index}", "html": None, "mark": "",
-            "size": row.value.size if row.value.truncated
+            "row": row,
+            "dom_id": f"state-{index}",
+            "html": None,
+            "mark": "",
+            "size": row.value.size
+            if row.value.truncated
             else len(row.value.text.encode("utf-8", "replace")),
         }
         if row.value.truncated:
@@ -152,8 +158,9 @@ def session_page(request: HttpRequest, session_id: str) -> HttpResponse:
     return _transcript_page(request, session_id)
 
 
-def _transcript_page(request: HttpRequest, session_id: str, *,
-                     with_stats: bool = False) -> HttpResponse:
+def _transcript_page(
+    request: HttpRequest, session_id: str, *, with_stats: bool = False
+) -> HttpResponse:
     session = _session(session_id)
     try:
         context = _transcript_context(request, session)
@@ -161,11 +168,17 @@ def _transcript_page(request: HttpRequest, session_id: str, *,
         return _bad_request(request, str(exc))
     if request.htmx:
         if "after" in request.GET:
-            return render(request, f"{TEMPLATE}#messages", {**context, "session": session,
-                                                            "show_before_row": False})
+            return render(
+                request,
+                f"{TEMPLATE}#messages",
+                {**context, "session": session, "show_before_row": False},
+            )
         if "before" in request.GET:
-            return render(request, f"{TEMPLATE}#messages", {**context, "session": session,
-                                                            "show_after_row": False})
+            return render(
+                request,
+                f"{TEMPLATE}#messages",
+                {**context, "session": session, "show_after_row": False},
+            )
         if request.htmx.target == "transcript":
             return render(request, f"{TEMPLATE}#transcript", {**context, "session": session})
     context.update(_header_context(session))
@@ -202,24 +215,45 @@ def stats_page(request: HttpRequest, session_id: str) -> HttpResponse:
     """Statistics: a fragment for the header's lazy load, else the page with them shown."""
     if request.htmx:
         session = _session(session_id)
-        return render(request, f"{TEMPLATE}#stats", {
-            "session": session, "stats": store.session_stats(session.id), **_display_context(),
-        })
+        return render(
+            request,
+            f"{TEMPLATE}#stats",
+            {
+                "session": session,
+                "stats": store.session_stats(session.id),
+                **_display_context(),
+            },
+        )
     return _transcript_page(request, session_id, with_stats=True)
 
 
-def _value_response(request: HttpRequest, session: queries.SessionRow, *, text: str,
-                    label: str, filename: str, dom_id: str, is_json: bool,
-                    back_url: str) -> HttpResponse:
+def _value_response(
+    request: HttpRequest,
+    session: queries.SessionRow,
+    *,
+    text: str,
+    label: str,
+    filename: str,
+    dom_id: str,
+    is_json: bool,
+    back_url: str,
+) -> HttpResponse:
     if request.GET.get("raw") == "1":
         response = HttpResponse(text, content_type="text/plain; charset=utf-8")
         response["Content-Disposition"] = content_disposition_header(True, filename)
         return response
-    context: dict[str, Any] = {"session": session, "text": text, "label": label,
-                               "dom_id": dom_id, "html": None, "mark": "",
-                               "size": len(text.encode("utf-8", "replace")),
-                               "raw_url": f"{request.path}?{_with_raw(request)}",
-                               "back_url": back_url, "is_json": is_json}
+    context: dict[str, Any] = {
+        "session": session,
+        "text": text,
+        "label": label,
+        "dom_id": dom_id,
+        "html": None,
+        "mark": "",
+        "size": len(text.encode("utf-8", "replace")),
+        "raw_url": f"{request.path}?{_with_raw(request)}",
+        "back_url": back_url,
+        "is_json": is_json,
+    }
     # Highlighting multiplies a value's size several times over; past a few
     # megabytes the plain escaped text is what a browser can still show.
     if is_json and len(text) <= HIGHLIGHT_MAX_CHARS:
@@ -241,8 +275,9 @@ def _with_raw(request: HttpRequest) -> str:
 @register("message_value")
 @require_safe
 @vary_on_headers("HX-Request")
-def message_value(request: HttpRequest, session_id: str, message_id: str,
-                  field: str) -> HttpResponse:
+def message_value(
+    request: HttpRequest, session_id: str, message_id: str, field: str
+) -> HttpResponse:
     """One message column in full (the page only had its head)."""
     session = _session(session_id)
     try:
@@ -253,9 +288,13 @@ def message_value(request: HttpRequest, session_id: str, message_id: str,
         raise Http404(f"Message {message_id} has no {field}.")
     extension = "txt" if field == "content" else "json"
     return _value_response(
-        request, session, text=text, label=f"message {message_id} · {field}",
+        request,
+        session,
+        text=text,
+        label=f"message {message_id} · {field}",
         filename=f"message-{message_id}-{field}.{extension}",
-        dom_id=f"value-{message_id}-{field}", is_json=field != "content",
+        dom_id=f"value-{message_id}-{field}",
+        is_json=field != "content",
         back_url=session_url(session.id, at=int(message_id)) + f"#message-{message_id}",
     )
 
@@ -267,8 +306,13 @@ def _state_value(request: HttpRequest, session: queries.SessionRow, key: str) ->
         raise Http404(str(exc)) from None
     safe_key = "".join(c if c.isalnum() or c in "-_." else "_" for c in key)[:60] or "state"
     return _value_response(
-        request, session, text=row.value.text, label=f"state · {key}",
-        filename=f"state-{safe_key}.json", dom_id="", is_json=True,
+        request,
+        session,
+        text=row.value.text,
+        label=f"state · {key}",
+        filename=f"state-{safe_key}.json",
+        dom_id="",
+        is_json=True,
         back_url=session_url(session.id, "state"),
     )
 

@@ -42,7 +42,8 @@ def test_a_row_is_deleted_from_the_list_through_the_dialog_without_a_reload(
     assert page.locator(f'tr[data-session-id="{keep}"]').is_visible()
     flash = page.locator("#flash")
     assert "Deleted session sess_gone : 3 messages, 1 state row, frames removed" in (
-        flash.inner_text())
+        flash.inner_text()
+    )
     assert page.evaluate("window.__notReloaded") is True
     assert store.count("sessions") == 1 and not (store.frames_root / gone).exists()
     assert DeletionAudit.objects.get().operation == "wipe_session"
@@ -50,9 +51,7 @@ def test_a_row_is_deleted_from_the_list_through_the_dialog_without_a_reload(
 
 
 @STORE_DB
-def test_cancel_and_escape_close_the_dialog_and_delete_nothing(
-    store, logged_in_page, live_server
-):
+def test_cancel_and_escape_close_the_dialog_and_delete_nothing(store, logged_in_page, live_server):
     gone, _ = two_sessions(store)
     page = logged_in_page
     page.goto(f"{live_server.url}/sessions/")
@@ -82,8 +81,9 @@ def test_the_session_pages_delete_button_returns_to_the_list_with_a_message(
     dialog.wait_for()
     dialog.get_by_role("button", name="Delete session").click()
     page.wait_for_url(f"{live_server.url}/sessions/")
-    assert "Deleted session sess_gone : 3 messages, 1 state row" in page.locator(
-        "#flash").inner_text()
+    assert (
+        "Deleted session sess_gone : 3 messages, 1 state row" in page.locator("#flash").inner_text()
+    )
     assert store.count("sessions") == 1
     assert page.console_errors == []
 

@@ -10,15 +10,24 @@ from tests.conftest import STORE_DB
 from tests.storebuilder import BASE_MS
 
 
-def write_frames(store, session_id: str, request_id: str, count: int, *, start: int = 0,
-                 pending: bytes = b"") -> object:
+def write_frames(
+    store, session_id: str, request_id: str, count: int, *, start: int = 0, pending: bytes = b""
+) -> object:
     directory = store.frames_root / session_id
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / f"activity-{request_id}.jsonl"
     lines = [
-        json.dumps({"ts": BASE_MS + i * 250, "kind": "tool.call" if i % 2 else "model.call",
-                    "traceId": "trace-1", "spanId": f"span-{i}", "durationMs": 120,
-                    "name": f"step {i}", "payload": {"html": "<b>not bold</b>"}})
+        json.dumps(
+            {
+                "ts": BASE_MS + i * 250,
+                "kind": "tool.call" if i % 2 else "model.call",
+                "traceId": "trace-1",
+                "spanId": f"span-{i}",
+                "durationMs": 120,
+                "name": f"step {i}",
+                "payload": {"html": "<b>not bold</b>"},
+            }
+        )
         for i in range(start, start + count)
     ]
     with path.open("ab") as fh:
@@ -27,8 +36,7 @@ def write_frames(store, session_id: str, request_id: str, count: int, *, start: 
 
 
 @STORE_DB
-def test_a_request_opens_from_the_session_and_a_frame_expands(store, logged_in_page,
-                                                                live_server):
+def test_a_request_opens_from_the_session_and_a_frame_expands(store, logged_in_page, live_server):
     sid = store.add_session("sess_frames", title="with frames")
     write_frames(store, sid, "req_1", 150)
     (store.frames_root / sid / "activity-req_1.jsonl").open("ab").write(b"{damaged\n")
@@ -60,8 +68,7 @@ def test_a_request_opens_from_the_session_and_a_frame_expands(store, logged_in_p
 
 
 @STORE_DB
-def test_the_live_tail_appends_frames_as_they_are_written(store, logged_in_page,
-                                                          live_server):
+def test_the_live_tail_appends_frames_as_they_are_written(store, logged_in_page, live_server):
     sid = store.add_session("sess_live")
     path = write_frames(store, sid, "req_live", 3, pending=b'{"ts": 1, "kind": "half')
     page = logged_in_page

@@ -28,8 +28,7 @@ def test_slash_focuses_the_search_and_enter_filters_the_list_in_place_with_a_sha
 
 
 @STORE_DB
-def test_the_filtered_url_opens_the_same_view_for_a_colleague(store, logged_in_page,
-                                                              live_server):
+def test_the_filtered_url_opens_the_same_view_for_a_colleague(store, logged_in_page, live_server):
     store.add_session("sess_a", target="ops.pager", title="one")
     store.add_session("sess_b", target="infra.deployer", title="two")
     page = logged_in_page
@@ -37,5 +36,6 @@ def test_the_filtered_url_opens_the_same_view_for_a_colleague(store, logged_in_p
     assert page.locator("select[name=target]").input_value() == "ops.pager"
     assert page.locator("select[name=sort]").input_value() == "created_at"
     ids = page.locator("table.sessions tbody tr[data-session-id]").evaluate_all(
-        "rows => rows.map(r => r.dataset.sessionId)")
+        "rows => rows.map(r => r.dataset.sessionId)"
+    )
     assert ids == ["sess_a"]

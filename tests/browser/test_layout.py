@@ -11,7 +11,8 @@ LONG_PRINCIPAL = "user:" + "averyverylongprincipalname" * 3 + "@example.internal
 
 def sideways_overflow(page) -> int:
     return page.evaluate(
-        "document.documentElement.scrollWidth - document.documentElement.clientWidth")
+        "document.documentElement.scrollWidth - document.documentElement.clientWidth"
+    )
 
 
 @STORE_DB

@@ -14,10 +14,18 @@ def test_a_staff_member_reads_a_long_session_expands_a_call_and_loads_more(
     sid = store.add_session("ops/sess 1?#", title="deploy <b>rollback</b>")
     store.add_message(sid, "user", "Roll back <script>alert(1)</script>")
     store.add_message(sid, "assistant", "Checking.", tool_call_id="call_1", model_id="m-1")
-    store.add_message(sid, "tool", "", tool_name="registry.lookup", tool_call_id="call_1",
-                      tool_target="system.registry", tool_op="lookup",
-                      tool_args={"path": "/srv/<x>"}, tool_result={"ok": True, "rows": 3},
-                      tool_duration_ms=120)
+    store.add_message(
+        sid,
+        "tool",
+        "",
+        tool_name="registry.lookup",
+        tool_call_id="call_1",
+        tool_target="system.registry",
+        tool_op="lookup",
+        tool_args={"path": "/srv/<x>"},
+        tool_result={"ok": True, "rows": 3},
+        tool_duration_ms=120,
+    )
     huge = store.add_message(sid, "tool", "big " * 30_000 + "THE END", tool_name="dump")
     for i in range(T.PAGE_SIZE + 20):
         store.add_message(sid, ("user", "assistant")[i % 2], f"filler message {i}")
@@ -80,8 +88,10 @@ def test_a_bare_message_anchor_deep_in_a_long_session_opens_the_page_at_that_mes
     store, logged_in_page, live_server
 ):
     sid = store.add_session("sess_long")
-    ids = [store.add_message(sid, ("user", "assistant")[i % 2], f"message number {i}")
-           for i in range(T.PAGE_SIZE * 3)]
+    ids = [
+        store.add_message(sid, ("user", "assistant")[i % 2], f"message number {i}")
+        for i in range(T.PAGE_SIZE * 3)
+    ]
     deep = ids[T.PAGE_SIZE * 2 + 7]
     page = logged_in_page
     page.goto(live_server.url + session_url(sid) + f"#message-{deep}")

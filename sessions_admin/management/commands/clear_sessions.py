@@ -30,8 +30,9 @@ _UNITS = {"": "days", "d": "days", "h": "hours", "w": "weeks", "m": "minutes"}
 def parse_age(text: str) -> timedelta:
     match = _AGE.match(text or "")
     if not match or int(match.group(1)) == 0:
-        raise CommandError(f"--older-than must be a positive age such as 90d, 12h or 2w; "
-                           f"got {text!r}.")
+        raise CommandError(
+            f"--older-than must be a positive age such as 90d, 12h or 2w; got {text!r}."
+        )
     return timedelta(**{_UNITS[match.group(2)]: int(match.group(1))})
 
 
@@ -42,21 +43,28 @@ class Command(BaseCommand):
         parser.add_argument("--all", action="store_true", help="every session in the store")
         parser.add_argument("--principal", help="sessions of this principal (exact)")
         parser.add_argument("--target", help="sessions of this target (exact)")
-        parser.add_argument("--older-than", dest="older_than",
-                            help="sessions idle longer than this (90d, 12h, 2w)")
-        parser.add_argument("--orphans", action="store_true",
-                            help="messages and state whose session row is missing")
+        parser.add_argument(
+            "--older-than", dest="older_than", help="sessions idle longer than this (90d, 12h, 2w)"
+        )
+        parser.add_argument(
+            "--orphans", action="store_true", help="messages and state whose session row is missing"
+        )
         parser.add_argument("--dry-run", action="store_true", help="print counts only")
-        parser.add_argument("--wipe-frames", action="store_true",
-                            help="also remove each deleted session's frames directory")
+        parser.add_argument(
+            "--wipe-frames",
+            action="store_true",
+            help="also remove each deleted session's frames directory",
+        )
         parser.add_argument("--yes", action="store_true", help="do not ask for confirmation")
 
     def handle(self, *args, **options) -> None:
         chosen = [name for name in ("all", "orphans") if options[name]]
         narrowing = any(options[name] for name in ("principal", "target", "older_than"))
         if len(chosen) + (1 if narrowing else 0) != 1:
-            raise CommandError("Choose exactly one of --all, --orphans, or a filter "
-                               "(--principal / --target / --older-than).")
+            raise CommandError(
+                "Choose exactly one of --all, --orphans, or a filter "
+                "(--principal / --target / --older-than)."
+            )
         try:
             if options["orphans"]:
                 self._orphans(options)
@@ -80,21 +88,33 @@ class Command(BaseCommand):
         if options["all"]:
             description = "every session"
             run = lambda dry: deletion.clear_all(  # noqa: E731
-                actor=actor, dry_run=dry, wipe_frames=options["wipe_frames"],
-                on_batch=self._progress)
+                actor=actor,
+                dry_run=dry,
+                wipe_frames=options["wipe_frames"],
+                on_batch=self._progress,
+            )
         elif age and not (options["principal"] or options["target"]):
             description = f"sessions idle longer than {options['older_than']}"
             run = lambda dry: deletion.delete_older_than(  # noqa: E731
-                age, actor=actor, dry_run=dry, wipe_frames=options["wipe_frames"],
-                on_batch=self._progress)
+                age,
+                actor=actor,
+                dry_run=dry,
+                wipe_frames=options["wipe_frames"],
+                on_batch=self._progress,
+            )
         else:
             cutoff = deletion.retention_filter(age).active_before_ms if age else None
-            session_filter = SessionFilter(principal=options["principal"],
-                                           target=options["target"], active_before_ms=cutoff)
+            session_filter = SessionFilter(
+                principal=options["principal"], target=options["target"], active_before_ms=cutoff
+            )
             description = f"sessions matching {session_filter.describe()}"
             run = lambda dry: deletion.delete_filtered(  # noqa: E731
-                session_filter, actor=actor, dry_run=dry, wipe_frames=options["wipe_frames"],
-                on_batch=self._progress)
+                session_filter,
+                actor=actor,
+                dry_run=dry,
+                wipe_frames=options["wipe_frames"],
+                on_batch=self._progress,
+            )
         preview = run(True)
         for line in result_lines(preview):
             self.stdout.write(line)
@@ -105,13 +125,16 @@ class Command(BaseCommand):
         for line in result_lines(result):
             self.stdout.write(line)
         if result.frames is not None and result.frames.refused:
-            raise CommandError("Some frames directories were not removed (listed above).",
-                               returncode=3)
+            raise CommandError(
+                "Some frames directories were not removed (listed above).", returncode=3
+            )
 
     def _orphans(self, options: dict) -> None:
         found = deletion.find_orphaned_children()
-        self.stdout.write(f"Orphaned children: {found.messages:,} messages and {found.state:,} "
-                          f"state rows under {len(found.session_ids):,} missing session ids.")
+        self.stdout.write(
+            f"Orphaned children: {found.messages:,} messages and {found.state:,} "
+            f"state rows under {len(found.session_ids):,} missing session ids."
+        )
         for session_id in found.session_ids[:20]:
             self.stdout.write(f"  {session_id!r}")
         if options["dry_run"] or not found.session_ids:
@@ -123,5 +146,6 @@ class Command(BaseCommand):
 
     def _progress(self, counts: deletion.Counts, batches: int) -> None:
         if batches % 50 == 0:
-            self.stderr.write(f"  … {counts.sessions:,} sessions deleted so far "
-                              f"({batches} batches)")
+            self.stderr.write(
+                f"  … {counts.sessions:,} sessions deleted so far ({batches} batches)"
+            )

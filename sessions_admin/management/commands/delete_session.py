@@ -18,18 +18,23 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser) -> None:
         parser.add_argument("session_id", help="the exact session id")
-        parser.add_argument("--wipe-frames", action="store_true",
-                            help="also remove <frames root>/<id>/ after the rows are deleted")
+        parser.add_argument(
+            "--wipe-frames",
+            action="store_true",
+            help="also remove <frames root>/<id>/ after the rows are deleted",
+        )
 
     def handle(self, *args, session_id: str, wipe_frames: bool, **options) -> None:
         try:
-            result = deletion.delete_session(session_id, actor=command_actor("delete_session"),
-                                             wipe_frames=wipe_frames)
+            result = deletion.delete_session(
+                session_id, actor=command_actor("delete_session"), wipe_frames=wipe_frames
+            )
         except StoreError as exc:
             raise CommandError(exc.message) from exc
         self.stdout.write(f"Session {session_id!r}:")
         for line in result_lines(result):
             self.stdout.write(line)
         if result.frames is not None and result.frames.refused:
-            raise CommandError("The rows were deleted, but the frames directory was not removed.",
-                               returncode=3)
+            raise CommandError(
+                "The rows were deleted, but the frames directory was not removed.", returncode=3
+            )

@@ -31,11 +31,16 @@ class Command(BaseCommand):
             password_file.parent.mkdir(parents=True, exist_ok=True)
             password_file.touch(mode=0o600)
             password_file.write_text(password + "\n")
-            self.stdout.write(self.style.SUCCESS(
-                f"Created staff account {username!r} with password {password!r} "
-                f"(also saved in {password_file})."
-            ))
+            self.stdout.write(
+                self.style.SUCCESS(
+                    f"Created staff account {username!r} with password {password!r} "
+                    f"(also saved in {password_file})."
+                )
+            )
             return
-        hint = (f"its password is in {password_file}" if password_file.exists()
-                else f"reset its password with `manage.py changepassword {username}`")
+        hint = (
+            f"its password is in {password_file}"
+            if password_file.exists()
+            else f"reset its password with `manage.py changepassword {username}`"
+        )
         self.stdout.write(f"Log in as {username!r}: {hint}.")

@@ -24,13 +24,23 @@ def _audit_start(operation: str, actor: Actor, target: dict[str, Any]):
 
     user = actor.user if getattr(actor.user, "pk", None) else None
     return DeletionAudit.objects.create(
-        operation=operation, actor=actor.name[:200], user=user, target=target,
+        operation=operation,
+        actor=actor.name[:200],
+        user=user,
+        target=target,
         outcome=DeletionAudit.Outcome.RUNNING,
     )
 
 
-def _audit_save(audit, counts: Counts, report: FramesReport | None, outcome: str,
-                detail: str = "", *, finished: bool = True) -> None:
+def _audit_save(
+    audit,
+    counts: Counts,
+    report: FramesReport | None,
+    outcome: str,
+    detail: str = "",
+    *,
+    finished: bool = True,
+) -> None:
     audit.sessions_deleted = counts.sessions
     audit.messages_deleted = counts.messages
     audit.state_deleted = counts.state
@@ -40,8 +50,15 @@ def _audit_save(audit, counts: Counts, report: FramesReport | None, outcome: str
         if report.refused:
             refusals = "; ".join(f"{sid!r}: {why}" for sid, why in report.refused[:20])
             more = len(report.refused) - 20
-            detail = "\n".join(filter(None, [detail, f"frames refused: {refusals}"
-                                             + (f" (and {more} more)" if more > 0 else "")]))
+            detail = "\n".join(
+                filter(
+                    None,
+                    [
+                        detail,
+                        f"frames refused: {refusals}" + (f" (and {more} more)" if more > 0 else ""),
+                    ],
+                )
+            )
     audit.outcome = outcome
     audit.detail = detail
     audit.finished_at = timezone.now() if finished else None

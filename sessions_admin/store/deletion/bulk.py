@@ -69,8 +69,9 @@ class _Pacer:
             rate = rows / elapsed_ms
             wanted = int(rate * self.target_ms)
             # Move halfway toward what the last batch suggests, to damp noise.
-            self.row_budget = max(MIN_ROW_BUDGET,
-                                  min(MAX_ROW_BUDGET, (self.row_budget + wanted) // 2))
+            self.row_budget = max(
+                MIN_ROW_BUDGET, min(MAX_ROW_BUDGET, (self.row_budget + wanted) // 2)
+            )
         return max(MIN_PAUSE_MS, elapsed_ms * PAUSE_FRACTION)
 
 
@@ -78,8 +79,9 @@ def _max_rowid() -> int:
     return _fetch("SELECT MAX(rowid) FROM sessions", [])[0][0] or 0
 
 
-def _candidates(session_filter: SessionFilter, after_rowid: int, limit: int,
-                max_rowid: int | None = None) -> list[tuple]:
+def _candidates(
+    session_filter: SessionFilter, after_rowid: int, limit: int, max_rowid: int | None = None
+) -> list[tuple]:
     """The next sessions matching the filter, in rowid order (read, no lock).
 
     Walking the table by rowid reads it once over the whole operation, whatever
@@ -90,8 +92,10 @@ def _candidates(session_filter: SessionFilter, after_rowid: int, limit: int,
     if max_rowid is not None:
         bound, bound_params = ["rowid <= ?"], [max_rowid]
     where = " AND ".join(["rowid > ?", *bound, *clauses])
-    return _fetch(f"SELECT rowid, id FROM sessions WHERE {where} ORDER BY rowid LIMIT ?",
-                  [after_rowid, *bound_params, *params, limit])
+    return _fetch(
+        f"SELECT rowid, id FROM sessions WHERE {where} ORDER BY rowid LIMIT ?",
+        [after_rowid, *bound_params, *params, limit],
+    )
 
 
 def _child_counts(session_ids: list[str]) -> dict[str, int]:
@@ -101,7 +105,8 @@ def _child_counts(session_ids: list[str]) -> dict[str, int]:
     for table in ("session_messages", "session_state"):
         for sid, count in _fetch(
             f"SELECT session_id, COUNT(*) FROM {table} WHERE session_id IN ({marks}) "
-            "GROUP BY session_id", session_ids,
+            "GROUP BY session_id",
+            session_ids,
         ):
             sizes[sid] = sizes.get(sid, 0) + count
     return sizes
@@ -199,41 +204,78 @@ def _bulk(
         pacer = _run_bulk(session_filter, state, wipe_frames=wipe_frames, on_batch=on_batch)
     except BaseException as exc:
         # Whole batches only: what is counted is gone, everything else is intact.
-        _audit_save(audit, state.counts, state.report, DeletionAudit.Outcome.FAILED,
-                    f"stopped after {state.batches} batches: {_failure_text(exc)}")
+        _audit_save(
+            audit,
+            state.counts,
+            state.report,
+            DeletionAudit.Outcome.FAILED,
+            f"stopped after {state.batches} batches: {_failure_text(exc)}",
+        )
         raise
-    outcome = (DeletionAudit.Outcome.PARTIAL if state.report and state.report.refused
-               else DeletionAudit.Outcome.OK)
+    outcome = (
+        DeletionAudit.Outcome.PARTIAL
+        if state.report and state.report.refused
+        else DeletionAudit.Outcome.OK
+    )
     detail = f"{state.batches} batches, longest {pacer.longest_ms:.0f} ms"
     if state.skipped:
         detail += f"; {state.skipped} sessions stopped matching and were left whole"
     _audit_save(audit, state.counts, state.report, outcome, detail)
-    return DeletionResult(counts=state.counts, frames=state.report, audit_id=audit.pk,
-                          batches=state.batches, longest_batch_ms=pacer.longest_ms,
-                          skipped=state.skipped)
+    return DeletionResult(
+        counts=state.counts,
+        frames=state.report,
+        audit_id=audit.pk,
+        batches=state.batches,
+        longest_batch_ms=pacer.longest_ms,
+        skipped=state.skipped,
+    )
 
 
-def delete_filtered(session_filter: SessionFilter, *, actor: Actor, dry_run: bool = False,
-                    wipe_frames: bool = False, on_batch: BatchHook | None = None
-                    ) -> DeletionResult:
+def delete_filtered(
+    session_filter: SessionFilter,
+    *,
+    actor: Actor,
+    dry_run: bool = False,
+    wipe_frames: bool = False,
+    on_batch: BatchHook | None = None,
+) -> DeletionResult:
     """Every session matching the list filters (e.g. one principal's, for an erasure)."""
     from sessions_admin.models import DeletionAudit
 
     if session_filter.is_empty():
-        raise StoreError("A filtered delete needs at least one filter; use clear-all for "
-                         "every session.")
-    return _bulk(DeletionAudit.Operation.DELETE_FILTERED, session_filter,
-                 {"filter": session_filter.describe()}, actor=actor, wipe_frames=wipe_frames,
-                 dry_run=dry_run, on_batch=on_batch)
+        raise StoreError(
+            "A filtered delete needs at least one filter; use clear-all for every session."
+        )
+    return _bulk(
+        DeletionAudit.Operation.DELETE_FILTERED,
+        session_filter,
+        {"filter": session_filter.describe()},
+        actor=actor,
+        wipe_frames=wipe_frames,
+        dry_run=dry_run,
+        on_batch=on_batch,
+    )
 
 
-def clear_all(*, actor: Actor, dry_run: bool = False, wipe_frames: bool = False,
-              on_batch: BatchHook | None = None) -> DeletionResult:
+def clear_all(
+    *,
+    actor: Actor,
+    dry_run: bool = False,
+    wipe_frames: bool = False,
+    on_batch: BatchHook | None = None,
+) -> DeletionResult:
     """The runtime's ``$sessionClearAll``: every session with its messages and state."""
     from sessions_admin.models import DeletionAudit
 
-    return _bulk(DeletionAudit.Operation.CLEAR_ALL, SessionFilter(), {"all": True},
-                 actor=actor, wipe_frames=wipe_frames, dry_run=dry_run, on_batch=on_batch)
+    return _bulk(
+        DeletionAudit.Operation.CLEAR_ALL,
+        SessionFilter(),
+        {"all": True},
+        actor=actor,
+        wipe_frames=wipe_frames,
+        dry_run=dry_run,
+        on_batch=on_batch,
+    )
 
 
 def retention_filter(older_than: timedelta, *, now=None) -> SessionFilter:
@@ -241,23 +283,38 @@ def retention_filter(older_than: timedelta, *, now=None) -> SessionFilter:
     return SessionFilter(active_before_ms=to_epoch_ms(cutoff))
 
 
-def delete_older_than(older_than: timedelta, *, actor: Actor, dry_run: bool = False,
-                      wipe_frames: bool = False, on_batch: BatchHook | None = None
-                      ) -> DeletionResult:
+def delete_older_than(
+    older_than: timedelta,
+    *,
+    actor: Actor,
+    dry_run: bool = False,
+    wipe_frames: bool = False,
+    on_batch: BatchHook | None = None,
+) -> DeletionResult:
     """Retention: sessions whose last activity is older than ``older_than``."""
     from sessions_admin.models import DeletionAudit
 
     if older_than <= timedelta(0):
         raise StoreError("The retention age must be positive.")
     session_filter = retention_filter(older_than)
-    target = {"older_than_days": older_than.total_seconds() / 86400,
-              "active_before_ms": session_filter.active_before_ms}
-    return _bulk(DeletionAudit.Operation.RETENTION, session_filter, target, actor=actor,
-                 wipe_frames=wipe_frames, dry_run=dry_run, on_batch=on_batch)
+    target = {
+        "older_than_days": older_than.total_seconds() / 86400,
+        "active_before_ms": session_filter.active_before_ms,
+    }
+    return _bulk(
+        DeletionAudit.Operation.RETENTION,
+        session_filter,
+        target,
+        actor=actor,
+        wipe_frames=wipe_frames,
+        dry_run=dry_run,
+        on_batch=on_batch,
+    )
 
 
-def delete_sessions(session_ids: Sequence[str], *, actor: Actor, wipe_frames: bool = False
-                    ) -> DeletionResult:
+def delete_sessions(
+    session_ids: Sequence[str], *, actor: Actor, wipe_frames: bool = False
+) -> DeletionResult:
     """Selected sessions (the admin's action), in paced batches of whole sessions."""
     from sessions_admin.models import DeletionAudit
 
@@ -272,7 +329,7 @@ def delete_sessions(session_ids: Sequence[str], *, actor: Actor, wipe_frames: bo
     batches = 0
     try:
         for start in range(0, len(ids), MAX_BATCH_SESSIONS):
-            chunk = ids[start:start + MAX_BATCH_SESSIONS]
+            chunk = ids[start : start + MAX_BATCH_SESSIONS]
             for batch in _chunks(chunk, _child_counts(chunk), pacer.row_budget):
                 started = time.perf_counter()
                 batch_counts, deleted = _cascade(batch)
@@ -285,11 +342,17 @@ def delete_sessions(session_ids: Sequence[str], *, actor: Actor, wipe_frames: bo
     except BaseException as exc:
         _audit_save(audit, counts, report, DeletionAudit.Outcome.FAILED, _failure_text(exc))
         raise
-    outcome = (DeletionAudit.Outcome.PARTIAL if report and report.refused
-               else DeletionAudit.Outcome.OK)
+    outcome = (
+        DeletionAudit.Outcome.PARTIAL if report and report.refused else DeletionAudit.Outcome.OK
+    )
     _audit_save(audit, counts, report, outcome, f"{batches} batches")
-    return DeletionResult(counts=counts, frames=report, audit_id=audit.pk, batches=batches,
-                          longest_batch_ms=pacer.longest_ms)
+    return DeletionResult(
+        counts=counts,
+        frames=report,
+        audit_id=audit.pk,
+        batches=batches,
+        longest_batch_ms=pacer.longest_ms,
+    )
 
 
 # --- Stepped clear-all (the admin page drives it one request at a time) ---------------
@@ -299,8 +362,14 @@ def start_clear_all(*, actor: Actor, expected_sessions: int, wipe_frames: bool =
     """Open the audit row of a clear-all that :func:`continue_clear_all` will run."""
     from sessions_admin.models import DeletionAudit
 
-    target = {"all": True, "expected_sessions": expected_sessions, "after_rowid": 0,
-              "max_rowid": _max_rowid(), "batches": 0, "wipe_frames": wipe_frames}
+    target = {
+        "all": True,
+        "expected_sessions": expected_sessions,
+        "after_rowid": 0,
+        "max_rowid": _max_rowid(),
+        "batches": 0,
+        "wipe_frames": wipe_frames,
+    }
     _check_writable(DeletionAudit.Operation.CLEAR_ALL, actor, target)
     return _audit_start(DeletionAudit.Operation.CLEAR_ALL, actor, target)
 
@@ -318,38 +387,65 @@ def continue_clear_all(audit, *, seconds: float = 1.0) -> DeletionResult:
         counts = Counts(audit.sessions_deleted, audit.messages_deleted, audit.state_deleted)
         return DeletionResult(counts=counts, audit_id=audit.pk, done=True)
     if is_read_only():
-        _audit_save(audit, Counts(audit.sessions_deleted, audit.messages_deleted,
-                                  audit.state_deleted), None, DeletionAudit.Outcome.REFUSED,
-                    StoreReadOnly().message)
+        _audit_save(
+            audit,
+            Counts(audit.sessions_deleted, audit.messages_deleted, audit.state_deleted),
+            None,
+            DeletionAudit.Outcome.REFUSED,
+            StoreReadOnly().message,
+        )
         raise StoreReadOnly()
     target = dict(audit.target)
     wipe = bool(target.get("wipe_frames"))
     state = _BulkState(
         counts=Counts(audit.sessions_deleted, audit.messages_deleted, audit.state_deleted),
-        report=FramesReport(dirs_removed=audit.frame_dirs_removed,
-                            bytes_removed=audit.frame_bytes_removed) if wipe else None,
+        report=FramesReport(
+            dirs_removed=audit.frame_dirs_removed, bytes_removed=audit.frame_bytes_removed
+        )
+        if wipe
+        else None,
         after_rowid=int(target.get("after_rowid", 0)),
         max_rowid=int(target.get("max_rowid", 0)),
         batches=int(target.get("batches", 0)),
     )
     try:
-        pacer = _run_bulk(SessionFilter(), state, wipe_frames=wipe,
-                          deadline=time.monotonic() + seconds)
+        pacer = _run_bulk(
+            SessionFilter(), state, wipe_frames=wipe, deadline=time.monotonic() + seconds
+        )
     except BaseException as exc:
-        _audit_save(audit, state.counts, state.report, DeletionAudit.Outcome.FAILED,
-                    f"stopped after {state.batches} batches: {_failure_text(exc)}")
+        _audit_save(
+            audit,
+            state.counts,
+            state.report,
+            DeletionAudit.Outcome.FAILED,
+            f"stopped after {state.batches} batches: {_failure_text(exc)}",
+        )
         raise
     audit.target = {**target, "after_rowid": state.after_rowid, "batches": state.batches}
     if state.done:
-        outcome = (DeletionAudit.Outcome.PARTIAL if state.report and state.report.refused
-                   else DeletionAudit.Outcome.OK)
+        outcome = (
+            DeletionAudit.Outcome.PARTIAL
+            if state.report and state.report.refused
+            else DeletionAudit.Outcome.OK
+        )
         _audit_save(audit, state.counts, state.report, outcome, f"{state.batches} batches")
     else:
-        _audit_save(audit, state.counts, state.report, DeletionAudit.Outcome.RUNNING,
-                    f"{state.batches} batches so far", finished=False)
-    return DeletionResult(counts=state.counts, frames=state.report, audit_id=audit.pk,
-                          done=state.done, batches=state.batches,
-                          longest_batch_ms=pacer.longest_ms)
+        _audit_save(
+            audit,
+            state.counts,
+            state.report,
+            DeletionAudit.Outcome.RUNNING,
+            f"{state.batches} batches so far",
+            finished=False,
+        )
+    return DeletionResult(
+        counts=state.counts,
+        frames=state.report,
+        audit_id=audit.pk,
+        done=state.done,
+        batches=state.batches,
+        longest_batch_ms=pacer.longest_ms,
+    )
 
 
 # --- Counting ------------------------------------------------------------------------
@@ -378,9 +474,11 @@ def count_matching(session_filter: SessionFilter) -> Counts:
             marks = ", ".join("?" * len(ids))
             counts.sessions += len(ids)
             counts.messages += _fetch(
-                f"SELECT COUNT(*) FROM session_messages WHERE session_id IN ({marks})", ids)[0][0]
+                f"SELECT COUNT(*) FROM session_messages WHERE session_id IN ({marks})", ids
+            )[0][0]
             counts.state += _fetch(
-                f"SELECT COUNT(*) FROM session_state WHERE session_id IN ({marks})", ids)[0][0]
+                f"SELECT COUNT(*) FROM session_state WHERE session_id IN ({marks})", ids
+            )[0][0]
     return counts
 
 
@@ -389,12 +487,15 @@ def count_ids(session_ids: Sequence[str]) -> Counts:
     ids = list(dict.fromkeys(session_ids))
     counts = Counts()
     for start in range(0, len(ids), MAX_BATCH_SESSIONS):
-        chunk = ids[start:start + MAX_BATCH_SESSIONS]
+        chunk = ids[start : start + MAX_BATCH_SESSIONS]
         marks = ", ".join("?" * len(chunk))
-        counts.sessions += _fetch(f"SELECT COUNT(*) FROM sessions WHERE id IN ({marks})",
-                                  chunk)[0][0]
+        counts.sessions += _fetch(f"SELECT COUNT(*) FROM sessions WHERE id IN ({marks})", chunk)[0][
+            0
+        ]
         counts.messages += _fetch(
-            f"SELECT COUNT(*) FROM session_messages WHERE session_id IN ({marks})", chunk)[0][0]
+            f"SELECT COUNT(*) FROM session_messages WHERE session_id IN ({marks})", chunk
+        )[0][0]
         counts.state += _fetch(
-            f"SELECT COUNT(*) FROM session_state WHERE session_id IN ({marks})", chunk)[0][0]
+            f"SELECT COUNT(*) FROM session_state WHERE session_id IN ({marks})", chunk
+        )[0][0]
     return counts

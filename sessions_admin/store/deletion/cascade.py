@@ -81,22 +81,26 @@ def _cascade(
         with transaction.atomic(using=STORE_ALIAS):
             if children_only:
                 marks = ", ".join("?" * len(ids))
-                present = {row[0] for row in _fetch(
-                    f"SELECT id FROM sessions WHERE id IN ({marks})", ids)}
+                present = {
+                    row[0] for row in _fetch(f"SELECT id FROM sessions WHERE id IN ({marks})", ids)
+                }
                 ids = [i for i in ids if i not in present]
             elif still_matching is not None:
                 marks = ", ".join("?" * len(ids))
                 clauses, params = still_matching.where()
                 where = " AND ".join([f"id IN ({marks})", *clauses])
-                present = {row[0] for row in _fetch(
-                    f"SELECT id FROM sessions WHERE {where}", [*ids, *params])}
+                present = {
+                    row[0]
+                    for row in _fetch(f"SELECT id FROM sessions WHERE {where}", [*ids, *params])
+                }
                 ids = [i for i in ids if i in present]
             if not ids:
                 return Counts(), []
             match = "= ?" if len(ids) == 1 else f"IN ({', '.join('?' * len(ids))})"
             counts = Counts()
             counts.messages = _execute(
-                f"DELETE FROM session_messages WHERE session_id {match}", ids)
+                f"DELETE FROM session_messages WHERE session_id {match}", ids
+            )
             counts.state = _execute(f"DELETE FROM session_state WHERE session_id {match}", ids)
             if not children_only:
                 counts.sessions = _execute(f"DELETE FROM sessions WHERE id {match}", ids)
@@ -135,8 +139,9 @@ def _remove_frames(session_ids: Iterable[str], report: FramesReport) -> None:
 
 def preview_session(session_id: str) -> SessionPreview:
     """Counts for the confirmation dialog (and the frames directory's size)."""
-    messages = _fetch("SELECT COUNT(*) FROM session_messages WHERE session_id = ?",
-                      [session_id])[0][0]
+    messages = _fetch("SELECT COUNT(*) FROM session_messages WHERE session_id = ?", [session_id])[
+        0
+    ][0]
     state = _fetch("SELECT COUNT(*) FROM session_state WHERE session_id = ?", [session_id])[0][0]
     frames_bytes = frames_files = None
     refusal = None
@@ -156,8 +161,11 @@ def delete_session(session_id: str, *, actor: Actor, wipe_frames: bool = False) 
     """The runtime's ``$sessionDelete``; with ``wipe_frames`` also its frames directory."""
     from sessions_admin.models import DeletionAudit
 
-    operation = (DeletionAudit.Operation.WIPE_SESSION if wipe_frames
-                 else DeletionAudit.Operation.DELETE_SESSION)
+    operation = (
+        DeletionAudit.Operation.WIPE_SESSION
+        if wipe_frames
+        else DeletionAudit.Operation.DELETE_SESSION
+    )
     target = {"session_ids": [session_id]}
     _check_writable(operation, actor, target)
     audit = _audit_start(operation, actor, target)
@@ -176,8 +184,10 @@ def delete_session(session_id: str, *, actor: Actor, wipe_frames: bool = False) 
     if wipe_frames:
         report = FramesReport()
         _remove_frames(deleted, report)
-    outcome = (DeletionAudit.Outcome.PARTIAL if report and report.refused
-               else DeletionAudit.Outcome.OK)
+    outcome = (
+        DeletionAudit.Outcome.PARTIAL if report and report.refused else DeletionAudit.Outcome.OK
+    )
     _audit_save(audit, counts, report, outcome)
-    return DeletionResult(counts=counts, frames=report, audit_id=audit.pk, batches=1,
-                          longest_batch_ms=cascade_ms)
+    return DeletionResult(
+        counts=counts, frames=report, audit_id=audit.pk, batches=1, longest_batch_ms=cascade_ms
+    )

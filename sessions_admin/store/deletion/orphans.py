@@ -53,7 +53,9 @@ def find_orphaned_children(limit_ms: int = COUNT_TIME_LIMIT_MS) -> OrphanedChild
             rows = _fetch(
                 f"SELECT session_id, COUNT(*) FROM {table} AS child WHERE NOT EXISTS "
                 "(SELECT 1 FROM sessions WHERE sessions.id = child.session_id) "
-                "GROUP BY session_id", [])
+                "GROUP BY session_id",
+                [],
+            )
             for sid, count in rows:
                 found[sid] = None
                 if table == "session_messages":
@@ -70,15 +72,16 @@ def remove_orphaned_children(*, actor: Actor) -> DeletionResult:
     operation = DeletionAudit.Operation.ORPHAN_CHILDREN
     _check_writable(operation, actor, {"orphans": True})
     orphans = find_orphaned_children()
-    audit = _audit_start(operation, actor, {"orphans": True,
-                                            "session_ids": orphans.session_ids[:AUDIT_MAX_IDS]})
+    audit = _audit_start(
+        operation, actor, {"orphans": True, "session_ids": orphans.session_ids[:AUDIT_MAX_IDS]}
+    )
     counts = Counts()
     pacer = _Pacer()
     batches = 0
     try:
         ids = orphans.session_ids
         for start in range(0, len(ids), bulk.MAX_BATCH_SESSIONS):
-            chunk = ids[start:start + bulk.MAX_BATCH_SESSIONS]
+            chunk = ids[start : start + bulk.MAX_BATCH_SESSIONS]
             for batch in _chunks(chunk, _child_counts(chunk), pacer.row_budget):
                 started = time.perf_counter()
                 batch_counts, _ = _cascade(batch, children_only=True)
@@ -100,10 +103,11 @@ def _existing_ids(session_ids: list[str]) -> set[str]:
     """Which of these ids have a session row (for :func:`frames.scan_frame_dirs`)."""
     found: set[str] = set()
     for start in range(0, len(session_ids), bulk.MAX_BATCH_SESSIONS):
-        chunk = session_ids[start:start + bulk.MAX_BATCH_SESSIONS]
+        chunk = session_ids[start : start + bulk.MAX_BATCH_SESSIONS]
         marks = ", ".join("?" * len(chunk))
-        found.update(row[0] for row in _fetch(
-            f"SELECT id FROM sessions WHERE id IN ({marks})", chunk))
+        found.update(
+            row[0] for row in _fetch(f"SELECT id FROM sessions WHERE id IN ({marks})", chunk)
+        )
     return found
 
 
@@ -113,8 +117,9 @@ def find_orphan_frames() -> frames.OrphanReport:
     return frames.scan_frame_dirs(frames_root(), _existing_ids)
 
 
-def remove_orphan_frames(session_ids: Sequence[str] | None = None, *, actor: Actor
-                         ) -> DeletionResult:
+def remove_orphan_frames(
+    session_ids: Sequence[str] | None = None, *, actor: Actor
+) -> DeletionResult:
     """Remove orphaned frame directories: the ``session_ids`` given, or (None) every
     orphan a fresh scan finds. Never touches the store's rows.
 
@@ -142,7 +147,7 @@ def remove_orphan_frames(session_ids: Sequence[str] | None = None, *, actor: Act
         else:
             ids = list(dict.fromkeys(session_ids))
         for start in range(0, len(ids), bulk.MAX_BATCH_SESSIONS):
-            chunk = ids[start:start + bulk.MAX_BATCH_SESSIONS]
+            chunk = ids[start : start + bulk.MAX_BATCH_SESSIONS]
             present = _existing_ids(chunk)
             skipped += len(present)
             _remove_frames([sid for sid in chunk if sid not in present], report)
@@ -152,7 +157,8 @@ def remove_orphan_frames(session_ids: Sequence[str] | None = None, *, actor: Act
     outcome = DeletionAudit.Outcome.PARTIAL if report.refused else DeletionAudit.Outcome.OK
     detail = f"{report.missing} already gone" if report.missing else ""
     if skipped:
-        detail = "; ".join(filter(None, [detail, f"{skipped} have a session row and were "
-                                                  "left alone"]))
+        detail = "; ".join(
+            filter(None, [detail, f"{skipped} have a session row and were left alone"])
+        )
     _audit_save(audit, Counts(), report, outcome, detail)
     return DeletionResult(counts=Counts(), frames=report, audit_id=audit.pk, skipped=skipped)

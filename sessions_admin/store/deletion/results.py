@@ -41,9 +41,11 @@ class Counts:
         return self.sessions + self.messages + self.state
 
     def describe(self) -> str:
-        return (f"{self.sessions:,} session{'s' if self.sessions != 1 else ''}, "
-                f"{self.messages:,} message{'s' if self.messages != 1 else ''}, "
-                f"{self.state:,} state row{'s' if self.state != 1 else ''}")
+        return (
+            f"{self.sessions:,} session{'s' if self.sessions != 1 else ''}, "
+            f"{self.messages:,} message{'s' if self.messages != 1 else ''}, "
+            f"{self.state:,} state row{'s' if self.state != 1 else ''}"
+        )
 
 
 @dataclass
@@ -57,14 +59,18 @@ class FramesReport:
     def describe(self) -> str:
         parts = []
         if self.dirs_removed:
-            parts.append(f"frames removed ({self.dirs_removed:,} "
-                         f"director{'ies' if self.dirs_removed != 1 else 'y'}, "
-                         f"{file_size(self.bytes_removed)})")
+            parts.append(
+                f"frames removed ({self.dirs_removed:,} "
+                f"director{'ies' if self.dirs_removed != 1 else 'y'}, "
+                f"{file_size(self.bytes_removed)})"
+            )
         elif not self.refused:
             parts.append("no frames directory")
         if self.refused:
-            parts.append(f"frames NOT removed for {len(self.refused):,} session"
-                         f"{'s' if len(self.refused) != 1 else ''}: {self.refused[0][1]}")
+            parts.append(
+                f"frames NOT removed for {len(self.refused):,} session"
+                f"{'s' if len(self.refused) != 1 else ''}: {self.refused[0][1]}"
+            )
         return "; ".join(parts)
 
 
@@ -82,8 +88,10 @@ class DeletionResult:
     def describe(self) -> str:
         """``87 messages, 2 state rows, frames removed``: what the flash message says."""
         counts = self.counts
-        text = (f"{counts.messages:,} message{'s' if counts.messages != 1 else ''}, "
-                f"{counts.state:,} state row{'s' if counts.state != 1 else ''}")
+        text = (
+            f"{counts.messages:,} message{'s' if counts.messages != 1 else ''}, "
+            f"{counts.state:,} state row{'s' if counts.state != 1 else ''}"
+        )
         if counts.sessions != 1:
             text = f"{counts.sessions:,} sessions, {text}"
         if self.frames is not None:

@@ -29,8 +29,9 @@ class BadParam(ValueError):
 # --- Problems: refused, missing, unreadable ---------------------------------------------
 
 
-def _problem(request: HttpRequest, status: int, title: str, message: str,
-             back: tuple[str, str] | None = None) -> HttpResponse:
+def _problem(
+    request: HttpRequest, status: int, title: str, message: str, back: tuple[str, str] | None = None
+) -> HttpResponse:
     """A page (or, for htmx, a banner in ``#flash``) that says what went wrong.
 
     ``back`` is a ``(url, label)`` link to the nearest page that does exist, so a
@@ -48,17 +49,24 @@ def _problem(request: HttpRequest, status: int, title: str, message: str,
     return render(request, "sessions_admin/http_error.html", context, status=status)
 
 
-def _frames_problem(request: HttpRequest, exc: Exception,
-                    back: tuple[str, str] | None = None) -> HttpResponse:
+def _frames_problem(
+    request: HttpRequest, exc: Exception, back: tuple[str, str] | None = None
+) -> HttpResponse:
     if isinstance(exc, store.FramesRefused):
-        return _problem(request, 400, "Refused", f"{exc} Only files inside the frames root "
-                        "are ever opened.", back)
+        return _problem(
+            request,
+            400,
+            "Refused",
+            f"{exc} Only files inside the frames root are ever opened.",
+            back,
+        )
     if isinstance(exc, store.FramesNotFound):
         return _problem(request, 404, "Not found", str(exc), back)
     if isinstance(exc, OSError):
         reason = exc.strerror or str(exc)
-        return _problem(request, 503, "Cannot read the frames",
-                        f"The frames could not be read: {reason}.", back)
+        return _problem(
+            request, 503, "Cannot read the frames", f"The frames could not be read: {reason}.", back
+        )
     return _problem(request, 400, "Refused", str(exc), back)
 
 
@@ -102,8 +110,12 @@ class FrameQuery:
 
     @classmethod
     def from_request(cls, request: HttpRequest) -> FrameQuery:
-        return cls(kind=_text(request, "kind"), q=_text(request, "q"),
-                   trace=_text(request, "trace"), span=_text(request, "span"))
+        return cls(
+            kind=_text(request, "kind"),
+            q=_text(request, "q"),
+            trace=_text(request, "trace"),
+            span=_text(request, "span"),
+        )
 
     @property
     def active(self) -> bool:

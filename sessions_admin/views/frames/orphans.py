@@ -53,8 +53,7 @@ def _orphans_context() -> dict[str, Any]:
         "dir_count": len(report.known) + len(report.orphans),
         "scan_ms": scan_ms,
         "orphans": [
-            {"dir": d, "mtime_ms": int(d.mtime * 1000),
-             "url": session_url(d.session_id, "frames")}
+            {"dir": d, "mtime_ms": int(d.mtime * 1000), "url": session_url(d.session_id, "frames")}
             for d in orphans[:ORPHANS_SHOWN]
         ],
         "orphans_hidden": max(0, len(orphans) - ORPHANS_SHOWN),
@@ -88,20 +87,23 @@ def _remove_orphans(request: HttpRequest) -> HttpResponse:
     if not every and not selected:
         messages.warning(request, "Select at least one directory to remove.")
         return HttpResponseSeeOther(back)
-    result = deletion.remove_orphan_frames(None if every else selected,
-                                           actor=deletion.Actor.of(request.user))
+    result = deletion.remove_orphan_frames(
+        None if every else selected, actor=deletion.Actor.of(request.user)
+    )
     report = result.frames or deletion.FramesReport()
-    text = (f"Removed {report.dirs_removed:,} orphan frame "
-            f"director{'ies' if report.dirs_removed != 1 else 'y'} "
-            f"({filesize(report.bytes_removed)}, {report.files_removed:,} "
-            f"file{'s' if report.files_removed != 1 else ''}).")
+    text = (
+        f"Removed {report.dirs_removed:,} orphan frame "
+        f"director{'ies' if report.dirs_removed != 1 else 'y'} "
+        f"({filesize(report.bytes_removed)}, {report.files_removed:,} "
+        f"file{'s' if report.files_removed != 1 else ''})."
+    )
     if result.skipped:
         text += f" {result.skipped:,} now have a session row and were left alone."
     if report.missing:
         text += f" {report.missing:,} were already gone or empty."
     if report.refused:
         sid, why = report.refused[0]
-        text += (f" {len(report.refused):,} refused, e.g. {short_id(sid)}: {why}")
+        text += f" {len(report.refused):,} refused, e.g. {short_id(sid)}: {why}"
     level = messages.WARNING if report.refused or result.skipped else messages.SUCCESS
     messages.add_message(request, level, text)
     return HttpResponseSeeOther(back)

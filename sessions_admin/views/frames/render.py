@@ -70,7 +70,6 @@ class FrameRow:
     span_messages_url: str = ""
     trace_frames_url: str = ""
 
-
     @property
     def html(self) -> SafeString:
         return _row_html(self)
@@ -95,8 +94,10 @@ def _where(frame: store.FrameLine) -> str:
 def _line_cell(frame: store.FrameLine) -> str:
     if frame.number:
         return f'<td class="num line">{frame.number:,}</td>'
-    return (f'<td class="num line"><span class="muted" title="byte offset">@{frame.offset:,}'
-            "</span></td>")
+    return (
+        f'<td class="num line"><span class="muted" title="byte offset">@{frame.offset:,}'
+        "</span></td>"
+    )
 
 
 def _damaged_html(row: FrameRow) -> str:
@@ -106,8 +107,10 @@ def _damaged_html(row: FrameRow) -> str:
         reason += f": {filesize(f.length)} ({f.length:,} bytes), only its start is shown"
     note = ""
     if f.truncated:
-        note = (f'<p class="truncated-note">Only the first {len(f.raw):,} characters of '
-                f"{f.length:,} bytes are shown.</p>")
+        note = (
+            f'<p class="truncated-note">Only the first {len(f.raw):,} characters of '
+            f"{f.length:,} bytes are shown.</p>"
+        )
     return (
         f'<tr class="frame frame-damaged" id="{row.dom_id}">{_line_cell(f)}<td colspan="5">'
         '<details class="frame-json"><summary><span class="mark mark-broken">unreadable '
@@ -130,23 +133,36 @@ def _row_html(row: FrameRow) -> SafeString:
     trace = _MUTED_DASH
     if f.trace_id:
         trace_id = _e(f.trace_id)
-        trace = (f'<a href="{_e(row.trace_frames_url)}" title="Only frames of trace {trace_id}">'
-                 f"<code>{_e(short_id(f.trace_id))}</code></a>")
+        trace = (
+            f'<a href="{_e(row.trace_frames_url)}" title="Only frames of trace {trace_id}">'
+            f"<code>{_e(short_id(f.trace_id))}</code></a>"
+        )
         if row.messages_url:
-            trace += (f' <a class="pair" href="{_e(row.messages_url)}" title="Messages with '
-                      f'trace {trace_id}">msgs</a>')
+            trace += (
+                f' <a class="pair" href="{_e(row.messages_url)}" title="Messages with '
+                f'trace {trace_id}">msgs</a>'
+            )
     span = _MUTED_DASH
     if f.span_id:
         span_id = _e(f.span_id)
         span = f'<code title="{span_id}">{_e(short_id(f.span_id))}</code>'
         if row.span_messages_url:
-            span += (f' <a class="pair" href="{_e(row.span_messages_url)}" title="Messages with '
-                     f'span {span_id}">msgs</a>')
+            span += (
+                f' <a class="pair" href="{_e(row.span_messages_url)}" title="Messages with '
+                f'span {span_id}">msgs</a>'
+            )
     failed = '<span class="mark mark-error">error</span> ' if row.failed else ""
-    took = (f' <span class="muted">· {duration_ms(f.duration_ms)}</span>'
-            if f.duration_ms is not None else "")
-    cut = (f'<p class="truncated-note">Cut at {len(f.pretty):,} characters; the line is '
-           f"{filesize(f.length)}.</p>" if f.pretty_truncated else "")
+    took = (
+        f' <span class="muted">· {duration_ms(f.duration_ms)}</span>'
+        if f.duration_ms is not None
+        else ""
+    )
+    cut = (
+        f'<p class="truncated-note">Cut at {len(f.pretty):,} characters; the line is '
+        f"{filesize(f.length)}.</p>"
+        if f.pretty_truncated
+        else ""
+    )
     about = f"{_where(f)} · {filesize(f.length)}"
     if f.parent_span_id:
         about += f" · parent span <code>{_e(f.parent_span_id)}</code>"
@@ -162,14 +178,23 @@ def _row_html(row: FrameRow) -> SafeString:
     )
 
 
-def _rows(session_id: str, request_id: str, page_frames: list[store.FrameLine],
-          *, has_session: bool, t0: int | None) -> list[FrameRow]:
+def _rows(
+    session_id: str,
+    request_id: str,
+    page_frames: list[store.FrameLine],
+    *,
+    has_session: bool,
+    t0: int | None,
+) -> list[FrameRow]:
     rows = []
     for frame in page_frames:
         row = FrameRow(
-            frame=frame, dom_id=f"frame-{frame.offset}", clock=_clock(frame.ts_ms),
+            frame=frame,
+            dom_id=f"frame-{frame.offset}",
+            clock=_clock(frame.ts_ms),
             since_ms=None if frame.ts_ms is None or t0 is None else frame.ts_ms - t0,
-            chip=_chip(frame.kind), failed=frame.ok and _failed(frame),
+            chip=_chip(frame.kind),
+            failed=frame.ok and _failed(frame),
         )
         if frame.trace_id:
             row.trace_frames_url = _request_url(session_id, request_id, trace=frame.trace_id)
@@ -186,7 +211,9 @@ def _rows(session_id: str, request_id: str, page_frames: list[store.FrameLine],
 _START_RE = re.compile(r"(?:^|[._:\- /])(start|started|begin|begins|open|opened)$", re.I)
 _END_RE = re.compile(
     r"(?:^|[._:\- /])(end|ended|finish|finished|done|complete|completed|stop|stopped|close|"
-    r"closed)$", re.I)
+    r"closed)$",
+    re.I,
+)
 
 
 @dataclass(frozen=True)
@@ -227,8 +254,9 @@ class Timeline:
                 out.append(
                     f'<a href="{_e(bar.href)}"><rect class="{kind} chip-{bar.chip}{failed}" '
                     f'x="{bar.x}" y="{bar.y}" width="{bar.width}" height="{bar.height}"'
-                    f'{" rx=\"1\"" if kind == "tl-bar" else ""}><title>{_e(bar.label)}</title>'
-                    "</rect></a>")
+                    f"{' rx="1"' if kind == 'tl-bar' else ''}><title>{_e(bar.label)}</title>"
+                    "</rect></a>"
+                )
         return mark_safe("".join(out))
 
 
@@ -280,22 +308,44 @@ def _timeline(page_frames: list[store.FrameLine]) -> Timeline | None:
     spans.sort(key=lambda s: (s[0], s[1]))
     shown = spans[:TIMELINE_MAX_BARS]
     axis_h, event_h, gap = 14.0, 10.0, 2.0
-    row_h = min(10.0, max(3.0, (TIMELINE_MAX_HEIGHT - axis_h - event_h) / max(len(shown), 1)
-                          - gap))
-    line = Timeline(width=TIMELINE_WIDTH, height=0.0, hidden_spans=len(spans) - len(shown),
-                    untimed=untimed, duration_ms=t1 - t0)
+    row_h = min(10.0, max(3.0, (TIMELINE_MAX_HEIGHT - axis_h - event_h) / max(len(shown), 1) - gap))
+    line = Timeline(
+        width=TIMELINE_WIDTH,
+        height=0.0,
+        hidden_spans=len(spans) - len(shown),
+        untimed=untimed,
+        duration_ms=t1 - t0,
+    )
     for fraction in (0, 0.25, 0.5, 0.75, 1):
         line.axis.append((round(pad + fraction * inner, 2), "+" + _ms_text(fraction * total)))
     for t, frame in events:
-        line.ticks.append(Bar(x_of(t) - 1, axis_h, 2.0, event_h, _chip(frame.kind),
-                              frame.ok and _failed(frame), _span_label(frame, None),
-                              f"#frame-{frame.offset}"))
+        line.ticks.append(
+            Bar(
+                x_of(t) - 1,
+                axis_h,
+                2.0,
+                event_h,
+                _chip(frame.kind),
+                frame.ok and _failed(frame),
+                _span_label(frame, None),
+                f"#frame-{frame.offset}",
+            )
+        )
     y = axis_h + event_h + gap * 2
     for start, end, frame in shown:
         x = x_of(start)
-        line.bars.append(Bar(x, round(y, 2), max(round(x_of(end) - x, 2), 1.5), round(row_h, 2),
-                             _chip(frame.kind), frame.ok and _failed(frame),
-                             _span_label(frame, end - start), f"#frame-{frame.offset}"))
+        line.bars.append(
+            Bar(
+                x,
+                round(y, 2),
+                max(round(x_of(end) - x, 2), 1.5),
+                round(row_h, 2),
+                _chip(frame.kind),
+                frame.ok and _failed(frame),
+                _span_label(frame, end - start),
+                f"#frame-{frame.offset}",
+            )
+        )
         y += row_h + gap
     line.height = round(y + gap, 2)
     return line

@@ -53,16 +53,25 @@ def _tail_state(page: store.FramePage, now: float) -> dict[str, Any]:
     return {"live": quiet_for < TAIL_IDLE_SECONDS, "quiet_for": quiet_for}
 
 
-def _tail_url(session_id: str, request_id: str, page: store.FramePage, query: FrameQuery,
-              number: int | None) -> str:
-    return _request_url(session_id, request_id, tail=1, offset=page.end_offset,
-                        size=page.size, mtime=repr(page.mtime), n=number,
-                        **query.as_query())
+def _tail_url(
+    session_id: str, request_id: str, page: store.FramePage, query: FrameQuery, number: int | None
+) -> str:
+    return _request_url(
+        session_id,
+        request_id,
+        tail=1,
+        offset=page.end_offset,
+        size=page.size,
+        mtime=repr(page.mtime),
+        n=number,
+        **query.as_query(),
+    )
 
 
 def _read(path: Path, offset: int, query: FrameQuery, number: int | None) -> store.FramePage:
-    return store.read_page(path, offset, PAGE_FRAMES, kind=query.kind, q=query.store_q,
-                           first_line_number=number)
+    return store.read_page(
+        path, offset, PAGE_FRAMES, kind=query.kind, q=query.store_q, first_line_number=number
+    )
 
 
 def _last_page(path: Path, query: FrameQuery) -> tuple[int, store.FramePage]:
@@ -130,15 +139,28 @@ def request_page(request: HttpRequest, session_id: str, request_id: str) -> Http
         "frames_url": session_url(session_id, "frames"),
         "start_url": _request_url(session_id, request_id, **query.as_query()),
         "end_url": _request_url(session_id, request_id, end=1, **query.as_query()),
-        "next_url": _request_url(session_id, request_id, offset=page.next_offset,
-                                 n=page.next_line_number, **query.as_query())
-        if page.next_offset is not None else "",
+        "next_url": _request_url(
+            session_id,
+            request_id,
+            offset=page.next_offset,
+            n=page.next_line_number,
+            **query.as_query(),
+        )
+        if page.next_offset is not None
+        else "",
         "tail_url": _tail_url(session_id, request_id, page, query, page.next_line_number)
-        if page.eof else "",
-        "check_url": _request_url(session_id, request_id, offset=page.end_offset,
-                                  n=page.next_line_number, **query.as_query()),
+        if page.eof
+        else "",
+        "check_url": _request_url(
+            session_id,
+            request_id,
+            offset=page.end_offset,
+            n=page.next_line_number,
+            **query.as_query(),
+        ),
         "messages_url": session_url(session_id, trace=query.trace, span=query.span)
-        if session is not None and (query.trace or query.span) else "",
+        if session is not None and (query.trace or query.span)
+        else "",
         "mtime_ms": int(page.mtime * 1000),
         **_tail_state(page, time.time()),
     }
@@ -150,17 +172,31 @@ def request_page(request: HttpRequest, session_id: str, request_id: str) -> Http
 request_page.allows_missing_session = True  # type: ignore[attr-defined]
 
 
-def _tail(request: HttpRequest, session_id: str, request_id: str, path: Path,
-          query: FrameQuery, offset: int, number: int | None) -> HttpResponse:
+def _tail(
+    request: HttpRequest,
+    session_id: str,
+    request_id: str,
+    path: Path,
+    query: FrameQuery,
+    offset: int,
+    number: int | None,
+) -> HttpResponse:
     """One live-tail poll: the new rows (appended to the table) and, out of band, the
     poll element again (or a note that the tail stopped)."""
     try:
         last_size = _whole(request, "size", "a size")
     except BadParam:  # a hand-edited poll URL: treat as "changed", the read is the same
         last_size = None
-    result = store.tail(path, offset, last_size=last_size,
-                        last_mtime=_seconds(request, "mtime"), limit=PAGE_FRAMES,
-                        kind=query.kind, q=query.store_q, first_line_number=number)
+    result = store.tail(
+        path,
+        offset,
+        last_size=last_size,
+        last_mtime=_seconds(request, "mtime"),
+        limit=PAGE_FRAMES,
+        kind=query.kind,
+        q=query.store_q,
+        first_line_number=number,
+    )
     page = result.page
     session = queries.get_session(session_id)
     kept = [f for f in page.frames if query.keeps(f)] if query.active else page.frames
@@ -171,8 +207,13 @@ def _tail(request: HttpRequest, session_id: str, request_id: str, path: Path,
         "rows": _rows(session_id, request_id, kept, has_session=session is not None, t0=None),
         "shrunk": result.shrunk,
         "tail_url": _tail_url(session_id, request_id, page, query, page.next_line_number),
-        "check_url": _request_url(session_id, request_id, offset=page.end_offset,
-                                  n=page.next_line_number, **query.as_query()),
+        "check_url": _request_url(
+            session_id,
+            request_id,
+            offset=page.end_offset,
+            n=page.next_line_number,
+            **query.as_query(),
+        ),
         "start_url": _request_url(session_id, request_id, **query.as_query()),
         "oob": True,
         **_tail_state(page, time.time()),

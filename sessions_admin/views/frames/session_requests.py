@@ -53,8 +53,9 @@ class TraceHit:
     continue_url: str = ""
 
 
-def _trace_search(session_id: str, requests: list[store.RequestFile], query: FrameQuery,
-                  has_session: bool) -> tuple[list[TraceHit], int]:
+def _trace_search(
+    session_id: str, requests: list[store.RequestFile], query: FrameQuery, has_session: bool
+) -> tuple[list[TraceHit], int]:
     """Frames of one trace/span across the session's requests, within a byte budget.
 
     Returns the files with matches (or not fully searched) and how many files were left
@@ -71,8 +72,14 @@ def _trace_search(session_id: str, requests: list[store.RequestFile], query: Fra
         budget = min(TRACE_FILE_BUDGET, TRACE_TOTAL_BUDGET - spent)
         try:
             path = store.request_file(root, session_id, request_file.request_id)
-            page = store.read_page(path, 0, TRACE_FRAMES_PER_FILE, q=query.store_q,
-                                   scan_budget=budget, first_line_number=1)
+            page = store.read_page(
+                path,
+                0,
+                TRACE_FRAMES_PER_FILE,
+                q=query.store_q,
+                scan_budget=budget,
+                first_line_number=1,
+            )
         except _FRAMES_ERRORS:
             continue  # listed a moment ago, gone or swapped since: the list shows it
         spent += page.scanned_bytes
@@ -82,12 +89,17 @@ def _trace_search(session_id: str, requests: list[store.RequestFile], query: Fra
             continue
         url = _request_url(session_id, request_file.request_id, **query.as_query())
         t0 = min((f.ts_ms for f in kept if f.ts_ms is not None), default=None)
-        hit = TraceHit(request_file, _rows(session_id, request_file.request_id, kept,
-                                           has_session=has_session, t0=t0),
-                       url, page.scanned_bytes, complete)
+        hit = TraceHit(
+            request_file,
+            _rows(session_id, request_file.request_id, kept, has_session=has_session, t0=t0),
+            url,
+            page.scanned_bytes,
+            complete,
+        )
         if not complete:
-            hit.continue_url = _request_url(session_id, request_file.request_id,
-                                            offset=page.end_offset, **query.as_query())
+            hit.continue_url = _request_url(
+                session_id, request_file.request_id, offset=page.end_offset, **query.as_query()
+            )
         hits.append(hit)
     return hits, unsearched
 
@@ -112,10 +124,14 @@ def requests_page(request: HttpRequest, session_id: str) -> HttpResponse:
         "session": session,
         "has_dir": has_dir,
         "requests": [
-            {"file": r, "url": _request_url(session_id, r.request_id),
-             "mtime_ms": int(r.mtime * 1000),
-             "span_ms": None if r.first_ts_ms is None or r.last_ts_ms is None
-             else r.last_ts_ms - r.first_ts_ms}
+            {
+                "file": r,
+                "url": _request_url(session_id, r.request_id),
+                "mtime_ms": int(r.mtime * 1000),
+                "span_ms": None
+                if r.first_ts_ms is None or r.last_ts_ms is None
+                else r.last_ts_ms - r.first_ts_ms,
+            }
             for r in requests
         ],
         "total_bytes": sum(r.size for r in requests),
@@ -127,11 +143,13 @@ def requests_page(request: HttpRequest, session_id: str) -> HttpResponse:
     if query.trace or query.span:
         started = time.perf_counter()
         context["trace_hits"], context["trace_unsearched"] = _trace_search(
-            session_id, requests, query, session is not None)
+            session_id, requests, query, session is not None
+        )
         context["trace_ms"] = (time.perf_counter() - started) * 1000
         if session is not None:
-            context["trace_messages_url"] = session_url(session_id, trace=query.trace,
-                                                        span=query.span)
+            context["trace_messages_url"] = session_url(
+                session_id, trace=query.trace, span=query.span
+            )
     return render(request, REQUESTS_TEMPLATE, context)
 
 
