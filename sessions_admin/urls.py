@@ -9,6 +9,7 @@ from sessions_admin.views import (  # noqa: F401
     frames,
     health,
     routing,
+    search,
     sessions,
     transcript,
 )
@@ -26,6 +27,7 @@ urlpatterns = [
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("sessions/", sessions.session_list, name="sessions"),
     path("targets/", sessions.targets, name="targets"),
+    path("search/", search.search, name="search"),
     path("frames/orphans/", frames.orphans_page, name="frames_orphans"),
     path("sessions/<path:rest>/", routing.session_dispatch, name="session"),
     path("admin/", admin.site.urls),

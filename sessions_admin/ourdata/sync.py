@@ -69,11 +69,13 @@ LISTENERS: list[SyncListener] = []
 CONSUMERS: list[str] = ["sessions_admin.ourdata.index"]
 
 #: Messages per batch (one side-database transaction each).
-BATCH_SIZE = 5000
+BATCH_SIZE = 10_000
+#: Sessions per transaction when a pass meets sessions new to it.
+SESSION_CHUNK = 10_000
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS sync_state (key TEXT PRIMARY KEY, value) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS sync_sessions (id TEXT PRIMARY KEY) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS sync_sessions (id TEXT PRIMARY KEY, last_active INTEGER) WITHOUT ROWID;
 """
 
 
@@ -130,7 +132,7 @@ def _now_ms() -> int:
 
 def prepare(side: sqlite3.Connection) -> None:
     """The runner's tables and every listener's, created if missing."""
-    side.executescript(_SCHEMA)
+    sidedb.run_script(side, _SCHEMA)
     for listener in listeners():
         listener.create(side)
 
@@ -170,18 +172,56 @@ def _call_update_sessions(side: sqlite3.Connection, sessions: Sequence[FeedSessi
             update(side, sessions)
 
 
+def _stale_sessions(side: sqlite3.Connection, batch: Sequence[FeedMessage]) -> list[str]:
+    """Sessions whose row we hold is older than a message in the batch (or unknown).
+
+    A first build reads every session row once, in the walk before the
+    messages, so its batches re-read none; an incremental pass re-reads the
+    rows of the sessions that got new messages.
+    """
+    newest: dict[str, int] = {}
+    for message in batch:
+        ts = message.ts if message.ts is not None else 0
+        if ts > newest.get(message.session_id, -1):
+            newest[message.session_id] = ts
+    ids = list(newest)
+    known: dict[str, int | None] = {}
+    for start in range(0, len(ids), 500):
+        chunk = ids[start : start + 500]
+        marks = ", ".join("?" * len(chunk))
+        known.update(
+            side.execute(
+                f"SELECT id, last_active FROM sync_sessions WHERE id IN ({marks})", chunk
+            ).fetchall()
+        )
+    return [
+        sid
+        for sid, ts in newest.items()
+        if sid not in known or not isinstance(known[sid], int) or known[sid] < ts
+    ]
+
+
+def _remember_sessions(
+    side: sqlite3.Connection, ids: Sequence[str], sessions: dict[str, FeedSession]
+) -> None:
+    side.executemany(
+        "INSERT INTO sync_sessions (id, last_active) VALUES (?, ?) "
+        "ON CONFLICT (id) DO UPDATE SET last_active = excluded.last_active "
+        "WHERE excluded.last_active IS NOT NULL",
+        [(sid, sessions[sid].last_active if sid in sessions else None) for sid in ids],
+    )
+
+
 def _take_batch(side: sqlite3.Connection, batch: Sequence[FeedMessage]) -> int:
     """One transaction: the listeners take the batch, and the bookkeeping moves on."""
-    touched = list(dict.fromkeys(message.session_id for message in batch))
-    sessions = feed.sessions_by_id(touched)
     side.execute("BEGIN IMMEDIATE")
     try:
+        stale = _stale_sessions(side, batch)
+        sessions = feed.sessions_by_id(stale) if stale else {}
         for listener in listeners():
             listener.add_messages(side, batch)
         _call_update_sessions(side, list(sessions.values()))
-        side.executemany(
-            "INSERT OR IGNORE INTO sync_sessions (id) VALUES (?)", [(sid,) for sid in touched]
-        )
+        _remember_sessions(side, stale, sessions)
         _set_state(side, last_id=batch[-1].id)
         side.execute("COMMIT")
     except BaseException:
@@ -228,30 +268,42 @@ def _forget_in(side: sqlite3.Connection, session_ids: Sequence[str]) -> None:
     side.executemany("DELETE FROM sync_sessions WHERE id = ?", [(sid,) for sid in session_ids])
 
 
+def _add_sessions(side: sqlite3.Connection, rows: dict[str, FeedSession]) -> None:
+    side.execute("BEGIN IMMEDIATE")
+    try:
+        _call_update_sessions(side, list(rows.values()))
+        _remember_sessions(side, list(rows), rows)
+        side.execute("COMMIT")
+    except BaseException:
+        side.execute("ROLLBACK")
+        raise
+
+
 def _apply_session_changes(side: sqlite3.Connection, report: SyncReport) -> None:
+    if side.execute("SELECT 1 FROM sync_sessions LIMIT 1").fetchone() is None:
+        # A first build: every session is new, read them in one sequential scan.
+        rows: dict[str, FeedSession] = {}
+        for session in feed.all_sessions():
+            rows[session.id] = session
+            if len(rows) >= SESSION_CHUNK:
+                _add_sessions(side, rows)
+                report.sessions_added += len(rows)
+                rows = {}
+        if rows:
+            _add_sessions(side, rows)
+            report.sessions_added += len(rows)
+        return
     gone, new = detect_deleted_sessions(side)
-    for start in range(0, len(gone), 1000):
-        chunk = gone[start : start + 1000]
+    for start in range(0, len(gone), SESSION_CHUNK):
         side.execute("BEGIN IMMEDIATE")
         try:
-            _forget_in(side, chunk)
+            _forget_in(side, gone[start : start + SESSION_CHUNK])
             side.execute("COMMIT")
         except BaseException:
             side.execute("ROLLBACK")
             raise
-    for start in range(0, len(new), 1000):
-        chunk = new[start : start + 1000]
-        rows = list(feed.sessions_by_id(chunk).values())
-        side.execute("BEGIN IMMEDIATE")
-        try:
-            _call_update_sessions(side, rows)
-            side.executemany(
-                "INSERT OR IGNORE INTO sync_sessions (id) VALUES (?)", [(r.id,) for r in rows]
-            )
-            side.execute("COMMIT")
-        except BaseException:
-            side.execute("ROLLBACK")
-            raise
+    for start in range(0, len(new), SESSION_CHUNK):
+        _add_sessions(side, feed.sessions_by_id(new[start : start + SESSION_CHUNK]))
     report.sessions_forgotten += len(gone)
     report.sessions_added += len(new)
     report.forgotten_ids = gone[:100]

@@ -190,6 +190,14 @@ def _feed_session(row: tuple) -> FeedSession:
     )
 
 
+def all_sessions() -> Iterator[FeedSession]:
+    """Every session row, in the table's own order (one sequential scan; a first build)."""
+    for row in _store().execute(f"SELECT {_SESSION_COLUMNS} FROM sessions"):
+        session = _feed_session(row)
+        if isinstance(row[0], str):
+            yield session
+
+
 def _chunks(values: Sequence[Any]) -> Iterator[Sequence[Any]]:
     for start in range(0, len(values), IN_CHUNK):
         yield values[start : start + IN_CHUNK]
@@ -227,17 +235,17 @@ def messages_by_id(message_ids: Sequence[int]) -> dict[int, FeedMessage]:
     return found
 
 
-def newest_messages(before_id: int | None, limit: int) -> list[FeedMessage]:
-    """Up to ``limit`` messages, newest first, with ``id < before_id`` when given.
+def newest_messages(before_id: int | None, limit: int, *, after_id: int = 0) -> list[FeedMessage]:
+    """Up to ``limit`` messages with ``after_id < id < before_id``, newest first.
 
-    The search's scan (short queries, or no index yet) walks the store with
-    this, page by page, under a time limit.
+    The search's scans (short queries, no index yet, messages newer than the
+    index) walk the store with this, page by page, under a time limit.
     """
-    where = "WHERE m.id < ?" if before_id is not None else ""
-    params: tuple = (before_id, limit) if before_id is not None else (limit,)
+    upper = before_id if before_id is not None else 1 << 62
     rows = _store().execute(
         f"SELECT {_MESSAGE_COLUMNS} FROM session_messages AS m "
-        f"LEFT JOIN sessions AS s ON s.id = m.session_id {where} ORDER BY m.id DESC LIMIT ?",
-        params,
+        "LEFT JOIN sessions AS s ON s.id = m.session_id "
+        "WHERE m.id < ? AND m.id > ? ORDER BY m.id DESC LIMIT ?",
+        (upper, after_id, limit),
     )
     return [_feed_message(row) for row in rows]

@@ -25,6 +25,7 @@ import sqlite3
 from collections.abc import Sequence
 
 from sessions_admin.ourdata.index.text import FIELD_SEPARATOR, document, fold
+from sessions_admin.ourdata.sidedb import run_script
 from sessions_admin.store.feed import FeedMessage, FeedSession
 
 _FTS = (
@@ -91,7 +92,7 @@ class SearchIndex:
         self._names: dict[tuple[int, str, str], int] = {}
 
     def create(self, side: sqlite3.Connection) -> None:
-        side.executescript(SCHEMA)
+        run_script(side, SCHEMA)
 
     def reset(self, side: sqlite3.Connection) -> None:
         for table in _TABLES:
@@ -136,21 +137,26 @@ class SearchIndex:
         )
 
     def update_sessions(self, side: sqlite3.Connection, sessions: Sequence[FeedSession]) -> None:
-        keys = session_keys(side, [s.id for s in sessions])
-        before = {
-            key: (title, principal)
-            for start in range(0, len(sessions), 500)
-            for key, title, principal in side.execute(
-                "SELECT key, title, principal FROM search_sessions WHERE key IN "
-                f"({_marks(sessions[start : start + 500])}) AND fold IS NOT NULL",
-                [keys[s.id] for s in sessions[start : start + 500]],
-            )
-        }
+        ids = [s.id for s in sessions]
+        before: dict[str, tuple[int, str | None, str | None]] = {}
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            for key, sid, title, principal in side.execute(
+                "SELECT key, id, title, principal FROM search_sessions "
+                f"WHERE id IN ({_marks(chunk)}) AND fold IS NOT NULL",
+                chunk,
+            ):
+                before[sid] = (key, title, principal)
         side.executemany(
-            "UPDATE search_sessions SET target = ?, profile = ?, principal = ?, title = ?, "
-            "fold = ?, turn_count = ?, created_at = ?, last_active = ? WHERE key = ?",
+            "INSERT INTO search_sessions (id, target, profile, principal, title, fold, "
+            "turn_count, created_at, last_active) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT (id) DO UPDATE SET target = excluded.target, "
+            "profile = excluded.profile, principal = excluded.principal, "
+            "title = excluded.title, fold = excluded.fold, turn_count = excluded.turn_count, "
+            "created_at = excluded.created_at, last_active = excluded.last_active",
             [
                 (
+                    s.id,
                     s.target_key,
                     s.profile_key,
                     s.principal_id,
@@ -159,16 +165,16 @@ class SearchIndex:
                     s.turn_count,
                     s.created_at,
                     s.last_active,
-                    keys[s.id],
                 )
                 for s in sessions
             ],
         )
-        changed = [s for s in sessions if before.get(keys[s.id]) != (s.title, s.principal_id)]
+        changed = [s for s in sessions if before.get(s.id, (0,))[1:] != (s.title, s.principal_id)]
         side.executemany(
             "DELETE FROM search_session_text WHERE rowid = ?",
-            [(keys[s.id],) for s in changed if keys[s.id] in before],
+            [(before[s.id][0],) for s in changed if s.id in before],
         )
+        keys = session_keys(side, [s.id for s in changed])
         side.executemany(
             "INSERT INTO search_session_text (rowid, body) VALUES (?, ?)",
             [(keys[s.id], document((s.title, s.principal_id, s.id))) for s in changed],

@@ -1,0 +1,349 @@
+"""The search over every transcript: index candidates, checked against the store.
+
+With an index and a query of three folded characters or more, candidates
+come from ``search_text`` newest first (``ORDER BY rowid DESC`` walks the
+FTS5 doclists backwards, so the first page never reads every hit), joined in
+the side database with the per-message filters. Each batch of candidates is
+then read from the store (:func:`sessions_admin.store.feed.messages_by_id`)
+and kept only if the store's row really contains the query and passes the
+filters: no false hit (``detail=none`` candidates, rows the runtime deleted),
+no miss (the index holds every message up to its last id; newer ones are
+scanned from the store).
+
+Without an index, or for a query of one or two characters, the store's
+newest messages are scanned under a time limit, and the page says how far
+back it got.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from sessions_admin.ourdata import sidedb
+from sessions_admin.ourdata.index.text import (
+    Snippet,
+    contains,
+    fold,
+    fts_query,
+    is_indexable,
+    snippet,
+)
+from sessions_admin.ourdata.sync import has_tables, read_state
+from sessions_admin.store import feed
+from sessions_admin.store.feed import FeedMessage, FeedSession
+
+#: Sessions per page, snippets shown per session.
+PAGE_SESSIONS = 20
+SNIPPETS_PER_SESSION = 3
+#: Candidates read from the index (and checked in the store) per round trip.
+CANDIDATE_BATCH = 200
+#: How long a scan of the store's newest messages may run.
+SCAN_TIME_LIMIT_S = 1.5
+SEARCH_TIME_LIMIT_S = 3.0
+SCAN_BATCH = 2000
+
+
+@dataclass(frozen=True)
+class SearchQuery:
+    q: str
+    target: str | None = None
+    profile: str | None = None
+    principal: str | None = None
+    role: str | None = None
+    tool: str | None = None
+    since_ms: int | None = None  # ts >= since
+    until_ms: int | None = None  # ts < until
+    before_id: int | None = None  # the keyset cursor: only messages older than this
+
+    @property
+    def folded(self) -> str:
+        return fold(self.q)
+
+    def accepts(self, message: FeedMessage) -> bool:
+        """The filters, on the store's own row."""
+        checks = (
+            (self.target, message.target_key),
+            (self.profile, message.profile_key),
+            (self.principal, message.principal_id),
+            (self.role, message.role),
+            (self.tool, message.tool_name),
+        )
+        if any(wanted is not None and wanted != actual for wanted, actual in checks):
+            return False
+        if self.since_ms is not None and (message.ts is None or message.ts < self.since_ms):
+            return False
+        return self.until_ms is None or (message.ts is not None and message.ts < self.until_ms)
+
+    def matches(self, message: FeedMessage) -> bool:
+        return self.accepts(message) and contains(
+            self.folded,
+            (message.content, message.tool_name, message.tool_args, message.tool_result),
+        )
+
+
+@dataclass
+class Hit:
+    message: FeedMessage
+    snippet: Snippet | None
+
+
+@dataclass
+class SessionGroup:
+    session_id: str
+    session: FeedSession | None
+    hits: list[Hit] = field(default_factory=list)
+    more: int = 0  # further hits of this session seen on this page, not shown
+
+
+@dataclass
+class Freshness:
+    built: bool
+    last_id: int = 0
+    synced_at_ms: int | None = None
+    newer: int = 0
+    newer_capped: bool = False
+
+    @property
+    def fresh(self) -> bool:
+        return self.built and self.newer == 0
+
+
+@dataclass
+class SearchPage:
+    query: SearchQuery
+    mode: str  # "index", "scan-short" (1-2 characters), "scan-no-index"
+    groups: list[SessionGroup]
+    session_hits: list[FeedSession]
+    next_before_id: int | None
+    freshness: Freshness
+    scanned: int = 0  # messages read from the store by a scan
+    scanned_back_to: FeedMessage | None = None  # the oldest message a scan reached
+    stopped_early: bool = False  # the time limit ended the page
+    elapsed_ms: float = 0.0
+
+
+NEWER_CAP = 100_000
+
+
+def freshness(side: sqlite3.Connection | None) -> Freshness:
+    """How far the index is behind the store: one seek plus a capped count."""
+    if side is None or not has_tables(side):
+        return Freshness(built=False)
+    state = read_state(side)
+    if state.synced_at_ms is None and state.last_id == 0:
+        return Freshness(built=False)
+    newest = feed.last_message_id()
+    newer, capped = (0, False)
+    if newest > state.last_id:
+        newer, capped = feed.count_messages_after(state.last_id, NEWER_CAP)
+    return Freshness(True, state.last_id, state.synced_at_ms, newer, capped)
+
+
+class _Collector:
+    """Groups verified hits by session, newest first, until the page is full."""
+
+    def __init__(self, query: SearchQuery) -> None:
+        self.query = query
+        self.groups: dict[str, SessionGroup] = {}
+        self.next_before_id: int | None = None
+        self.full = False
+
+    def add(self, message: FeedMessage) -> None:
+        group = self.groups.get(message.session_id)
+        if group is None:
+            if len(self.groups) >= PAGE_SESSIONS:
+                # The first hit of the next page's first session: it starts there.
+                self.full = True
+                self.next_before_id = message.id + 1
+                return
+            group = self.groups[message.session_id] = SessionGroup(message.session_id, None)
+        if len(group.hits) < SNIPPETS_PER_SESSION:
+            fields = (
+                ("content", message.content),
+                ("tool", message.tool_name),
+                ("args", message.tool_args),
+                ("result", message.tool_result),
+            )
+            group.hits.append(Hit(message, snippet(fields, self.query.folded)))
+        else:
+            group.more += 1
+
+    def take(self, messages: list[FeedMessage]) -> None:
+        for message in messages:
+            if self.full:
+                return
+            if self.query.matches(message):
+                self.add(message)
+
+
+def _scan_range(
+    query: SearchQuery,
+    collector: _Collector,
+    page: SearchPage,
+    before_id: int | None,
+    floor_id: int,
+    deadline: float,
+) -> int | None:
+    """Walk the store's messages with ``floor_id < id < before_id`` newest first.
+
+    Stops when the page is full, the range is done (returns None) or time is
+    up (sets ``page.stopped_early``); returns where the next page resumes.
+    """
+    cursor = before_id
+    while not collector.full:
+        if time.monotonic() > deadline:
+            page.stopped_early = True
+            return cursor
+        batch = feed.newest_messages(cursor, SCAN_BATCH, after_id=floor_id)
+        if not batch:
+            return None
+        for message in batch:
+            if collector.full:
+                break
+            page.scanned += 1
+            page.scanned_back_to = message
+            if query.matches(message):
+                collector.add(message)
+        cursor = batch[-1].id
+    return collector.next_before_id
+
+
+def _name_keys(side: sqlite3.Connection, kind: str, name: str) -> int | None:
+    row = side.execute(
+        "SELECT key FROM search_names WHERE kind = ? AND name = ?", (kind, name)
+    ).fetchone()
+    return row[0] if row else None
+
+
+def _candidates(
+    side: sqlite3.Connection, query: SearchQuery, before_id: int | None
+) -> Iterator[list[int]] | None:
+    """Batches of candidate ids from the index, newest first; None if a filter matches nothing."""
+    clauses = ["search_text MATCH ?"]
+    params: list[object] = [fts_query(query.folded)]
+    joins = ""
+    for kind, wanted in (("role", query.role), ("tool", query.tool)):
+        if wanted is not None:
+            key = _name_keys(side, kind, wanted)
+            if key is None:
+                return None
+            clauses.append(f"m.{kind} = ?")
+            params.append(key)
+    if query.since_ms is not None:
+        clauses.append("m.ts >= ?")
+        params.append(query.since_ms)
+    if query.until_ms is not None:
+        clauses.append("m.ts < ?")
+        params.append(query.until_ms)
+    for column, wanted in (
+        ("target", query.target),
+        ("profile", query.profile),
+        ("principal", query.principal),
+    ):
+        if wanted is not None:
+            joins = " CROSS JOIN search_sessions AS s ON s.key = m.session"
+            clauses.append(f"s.{column} = ?")
+            params.append(wanted)
+    # CROSS JOIN keeps the FTS table outermost: its rowid order drives the walk.
+    sql = (
+        "SELECT t.rowid FROM search_text AS t CROSS JOIN search_messages AS m ON m.id = t.rowid"
+        f"{joins} WHERE {' AND '.join(clauses)} AND t.rowid < ? ORDER BY t.rowid DESC LIMIT ?"
+    )
+
+    def batches() -> Iterator[list[int]]:
+        cursor = before_id if before_id is not None else 1 << 62
+        while True:
+            ids = [row[0] for row in side.execute(sql, [*params, cursor, CANDIDATE_BATCH])]
+            if not ids:
+                return
+            yield ids
+            cursor = ids[-1]
+
+    return batches()
+
+
+def _session_hits(
+    side: sqlite3.Connection, query: SearchQuery, limit: int = 10
+) -> list[FeedSession]:
+    """Sessions whose title, principal or id holds the query (first page only)."""
+    rows = side.execute(
+        "SELECT s.id FROM search_session_text AS t CROSS JOIN search_sessions AS s "
+        "ON s.key = t.rowid WHERE search_session_text MATCH ? ORDER BY t.rowid DESC LIMIT 2000",
+        (fts_query(query.folded),),
+    ).fetchall()
+    found = feed.sessions_by_id([row[0] for row in rows])
+    kept = [
+        s
+        for s in found.values()
+        if contains(query.folded, (s.title, s.principal_id, s.id))
+        and all(
+            wanted is None or wanted == actual
+            for wanted, actual in (
+                (query.target, s.target_key),
+                (query.profile, s.profile_key),
+                (query.principal, s.principal_id),
+            )
+        )
+    ]
+    kept.sort(key=lambda s: (s.last_active or 0, s.id), reverse=True)
+    return kept[:limit]
+
+
+def _search_index(
+    side: sqlite3.Connection, query: SearchQuery, collector: _Collector, page: SearchPage
+) -> int | None:
+    """Messages newer than the index (scanned), then the index; returns the resume id."""
+    deadline = time.monotonic() + SEARCH_TIME_LIMIT_S
+    before = query.before_id
+    last_id = page.freshness.last_id
+    if page.freshness.newer and (before is None or before > last_id + 1):
+        resume = _scan_range(query, collector, page, before, last_id, deadline)
+        if page.stopped_early or collector.full:
+            return resume
+        before = last_id + 1
+    batches = _candidates(side, query, before)
+    if batches is None:
+        return None
+    for ids in batches:
+        rows = feed.messages_by_id(ids)
+        collector.take([rows[i] for i in ids if i in rows])
+        if collector.full:
+            return collector.next_before_id
+        if time.monotonic() > deadline:
+            page.stopped_early = True
+            return ids[-1]
+    return None
+
+
+def search(query: SearchQuery) -> SearchPage:
+    """One page of results (see the module's doc for how)."""
+    started = time.perf_counter()
+    side = sidedb.connect_readonly()
+    try:
+        fresh = freshness(side)
+        indexed = fresh.built and is_indexable(query.folded)
+        if not is_indexable(query.folded):
+            mode = "scan-short"
+        else:
+            mode = "index" if indexed else "scan-no-index"
+        page = SearchPage(query, mode, [], [], None, fresh)
+        collector = _Collector(query)
+        if indexed:
+            if query.before_id is None:
+                page.session_hits = _session_hits(side, query)
+            page.next_before_id = _search_index(side, query, collector, page)
+        else:
+            deadline = time.monotonic() + SCAN_TIME_LIMIT_S
+            page.next_before_id = _scan_range(query, collector, page, query.before_id, 0, deadline)
+    finally:
+        if side is not None:
+            side.close()
+    sessions = feed.sessions_by_id(list(collector.groups))
+    for group in collector.groups.values():
+        group.session = sessions.get(group.session_id)
+    page.groups = list(collector.groups.values())
+    page.elapsed_ms = (time.perf_counter() - started) * 1000
+    return page

@@ -1,0 +1,132 @@
+"""Search every transcript: ``/search/?q=…`` (the header's box submits here)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+from urllib.parse import urlencode
+
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import render
+from django.views.decorators.http import require_safe
+from django.views.decorators.vary import vary_on_headers
+
+from sessions_admin.access import staff_view
+from sessions_admin.ids import session_url
+from sessions_admin.ourdata.index import search as index_search
+from sessions_admin.ourdata.index.search import SearchPage, SearchQuery
+from sessions_admin.store import queries
+from sessions_admin.store.queries import BadQuery
+from sessions_admin.views.sessions import PROFILES, bad_request
+
+#: Query parameters that make up a shareable search (the cursor excluded).
+SEARCH_PARAMS = ("q", "target", "profile", "principal", "role", "tool", "since", "until")
+ROLES = ("user", "assistant", "tool")
+MAX_QUERY_CHARS = 1000
+
+
+def _text(params: Any, name: str) -> str | None:
+    value = params.get(name, "")
+    if not isinstance(value, str):
+        return None
+    if "\x00" in value:
+        raise BadQuery(f"{name} cannot contain a NUL character.")
+    if len(value) > MAX_QUERY_CHARS:
+        raise BadQuery(f"{name} is too long (over {MAX_QUERY_CHARS:,} characters).")
+    return value
+
+
+def _until_ms(raw: str) -> int:
+    """``until`` is inclusive of a whole day when given as a date alone."""
+    moment = queries.parse_datetime_param("until", raw)
+    if len(raw.strip()) == 10:
+        moment += int(timedelta(days=1).total_seconds() * 1000)
+    return moment
+
+
+def parse_query(params: Any) -> SearchQuery:
+    """The search from query parameters (the query itself kept exactly, spaces included)."""
+    q = _text(params, "q") or ""
+    filters = {name: (_text(params, name) or "").strip() or None for name in SEARCH_PARAMS[1:6]}
+    since = (_text(params, "since") or "").strip()
+    until = (_text(params, "until") or "").strip()
+    before = (_text(params, "before") or "").strip()
+    if before and not (before.isascii() and before.isdigit() and len(before) < 19):
+        raise BadQuery("The page position (before) must be a message id.")
+    return SearchQuery(
+        q=q,
+        since_ms=queries.parse_datetime_param("since", since) if since else None,
+        until_ms=_until_ms(until) if until else None,
+        before_id=int(before) if before else None,
+        **filters,
+    )
+
+
+@dataclass
+class ResultRow:
+    """One snippet as the template shows it."""
+
+    message_id: int
+    role: str
+    tool: str | None
+    url: str
+    snippet: index_search.Snippet | None
+
+
+def _groups(page: SearchPage) -> list[dict[str, Any]]:
+    return [
+        {
+            "session_id": group.session_id,
+            "session": group.session,
+            "url": session_url(group.session_id),
+            "rows": [
+                ResultRow(
+                    hit.message.id,
+                    hit.message.role,
+                    hit.message.tool_name,
+                    session_url(group.session_id, at=hit.message.id) + f"#message-{hit.message.id}",
+                    hit.snippet,
+                )
+                for hit in group.hits
+            ],
+            "more": group.more,
+            "search_url": session_url(group.session_id, q=page.query.q),
+        }
+        for group in page.groups
+    ]
+
+
+@require_safe
+@vary_on_headers("HX-Request")
+@staff_view()
+def search(request: HttpRequest) -> HttpResponse:
+    try:
+        query = parse_query(request.GET)
+    except BadQuery as exc:
+        return bad_request(request, str(exc))
+    stripped = query.q.strip()
+    if stripped and query.before_id is None and queries.get_session(stripped):
+        # The header's box also takes a session id: an exact one opens it.
+        return HttpResponseRedirect(session_url(stripped))
+    kept = {name: request.GET[name] for name in SEARCH_PARAMS if request.GET.get(name)}
+    page = index_search.search(query) if query.q else None
+    next_url = None
+    if page is not None and page.next_before_id is not None:
+        next_url = "?" + urlencode({**kept, "before": page.next_before_id})
+    context = {
+        "query": query,
+        "params": kept,
+        "page": page,
+        "groups": _groups(page) if page else [],
+        "next_url": next_url,
+        "roles": ROLES,
+        "profiles": PROFILES,
+        "first_page": query.before_id is None,
+    }
+    template = "sessions_admin/search.html"
+    if request.htmx and query.before_id is not None:
+        template += "#groups"
+    elif request.htmx and request.htmx.target == "results":
+        template += "#results"
+    return render(request, template, context)
