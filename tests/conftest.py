@@ -100,3 +100,11 @@ def nonstaff_client(db) -> Client:
     client = Client()
     client.force_login(_user("outsider", staff=False))
     return client
+
+
+@pytest.fixture
+def var_dir(tmp_path, settings) -> Path:
+    """A data folder of the test's own, so each test gets a fresh side database."""
+    settings.VAR_DIR = tmp_path / "var"
+    settings.VAR_DIR.mkdir()
+    return settings.VAR_DIR

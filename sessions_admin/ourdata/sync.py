@@ -69,7 +69,7 @@ LISTENERS: list[SyncListener] = []
 CONSUMERS: list[str] = ["sessions_admin.ourdata.index"]
 
 #: Messages per batch (one side-database transaction each).
-BATCH_SIZE = 10_000
+BATCH_SIZE = 20_000
 #: Sessions per transaction when a pass meets sessions new to it.
 SESSION_CHUNK = 10_000
 

@@ -278,6 +278,46 @@ def _order(column: str, descending: bool) -> str:
     return f"ORDER BY {_SORT_EXPR[column]} {direction}, id {direction}"
 
 
+def keyset_sql(sort: str, cursor: Cursor | None) -> tuple[list[str], list[Any], str]:
+    """The keyset clauses, their parameters and the ORDER BY of a sort, for any table
+    with the store's session columns (the side index's copy uses it too)."""
+    column, descending = SORTS[sort]
+    clauses, params = _keyset(column, descending, cursor)
+    return clauses, params, _order(column, descending)
+
+
+def page_of_ids(
+    ordered_ids: list[str],
+    session_filter: SessionFilter,
+    sort: str,
+    *,
+    limit: int = PAGE_SIZE,
+    keep: Any = None,
+) -> SessionPage:
+    """A list page from session ids another index chose, in that order.
+
+    The rows are read from the store by primary key and checked again
+    (``session_filter`` without its text, then ``keep(row)``), so a
+    session deleted or changed since the index saw it is left out.
+    """
+    column, _ = SORTS[sort]
+    clauses, params = filter_with(session_filter, q=None).where()
+    found: dict[str, SessionRow] = {}
+    for start in range(0, len(ordered_ids), 500):
+        chunk = ordered_ids[start : start + 500]
+        where = " AND ".join([f"id IN ({', '.join('?' * len(chunk))})", *clauses])
+        for row in _cursor_execute(f"{_SELECT} WHERE {where}", [*chunk, *params]):
+            session = SessionRow(*row)
+            if keep is None or keep(session):
+                found[session.id] = session
+    rows = [found[i] for i in ordered_ids if i in found]
+    page = SessionPage(rows=rows[:limit], next_cursor=None, strategy="index")
+    if len(ordered_ids) > limit and rows:
+        last = rows[min(limit, len(rows)) - 1]
+        page.next_cursor = Cursor(sort, last.sort_value(column), last.id)
+    return page
+
+
 def list_sessions(
     session_filter: SessionFilter,
     sort: str = DEFAULT_SORT,

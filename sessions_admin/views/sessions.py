@@ -11,6 +11,7 @@ from django.views.decorators.vary import vary_on_headers
 
 from sessions_admin.access import DELETE_SESSIONS, staff_view
 from sessions_admin.ids import session_url
+from sessions_admin.ourdata.index import sessions as index_sessions
 from sessions_admin.store import queries
 from sessions_admin.store.cliptext import SHORT_TEXT_CHARS
 from sessions_admin.store.connection import is_read_only
@@ -63,14 +64,17 @@ def session_list(request: HttpRequest) -> HttpResponse:
     if wants_count and request.htmx:
         return _count(request, session_filter)
     targets = queries.distinct_targets()  # for the merge and for the target menu
-    page = queries.list_sessions(
-        session_filter,
-        sort,
-        cursor,
-        with_count=cursor is None,
-        force_count=wants_count,
-        targets=targets,
-    )
+    # Principal and title filters come from the side index when it is fresh.
+    page = index_sessions.list_sessions(session_filter, sort, cursor)
+    if page is None:
+        page = queries.list_sessions(
+            session_filter,
+            sort,
+            cursor,
+            with_count=cursor is None,
+            force_count=wants_count,
+            targets=targets,
+        )
     kept = {name: request.GET[name] for name in LIST_PARAMS if request.GET.get(name)}
     count_url = "?" + urlencode({**kept, "count": "1"})
     next_url = None

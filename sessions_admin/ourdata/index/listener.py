@@ -12,7 +12,8 @@ Tables in the side database (all ours, all rebuilt by ``sync_index --rebuild``):
     side database before anything is read from the store; and, by session,
     the message ids a forgotten session drops from ``search_text``.
 ``search_sessions``
-    Per session: the key, the id and the row's columns as of the last sync,
+    Per session: the key, the id and the row's columns as of the last sync
+    (named as in the store, so the list's filter SQL runs here unchanged),
     with ``fold`` = folded title and id, for the list's title filter.
 ``search_session_text``
     FTS5 like ``search_text`` over each session's title, principal and id
@@ -43,12 +44,12 @@ CREATE TABLE IF NOT EXISTS search_messages (
 );
 CREATE INDEX IF NOT EXISTS search_messages_by_session ON search_messages (session);
 CREATE TABLE IF NOT EXISTS search_sessions (
-  key INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, target TEXT, profile TEXT,
-  principal TEXT, title TEXT, fold TEXT, turn_count INTEGER, created_at INTEGER,
+  key INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, target_key TEXT, profile_key TEXT,
+  principal_id TEXT, title TEXT, fold TEXT, turn_count INTEGER, created_at INTEGER,
   last_active INTEGER
 );
 CREATE INDEX IF NOT EXISTS search_sessions_by_principal
-  ON search_sessions (principal, last_active, id);
+  ON search_sessions (principal_id, last_active, id);
 CREATE INDEX IF NOT EXISTS search_sessions_by_last_active ON search_sessions (last_active, id);
 """
 _TABLES = (
@@ -87,36 +88,32 @@ class SearchIndex:
 
     name = "search"
 
-    def __init__(self) -> None:
-        # Role and tool names are few; their keys are cached per connection.
-        self._names: dict[tuple[int, str, str], int] = {}
-
     def create(self, side: sqlite3.Connection) -> None:
         run_script(side, SCHEMA)
 
     def reset(self, side: sqlite3.Connection) -> None:
         for table in _TABLES:
             side.execute(f"DROP TABLE IF EXISTS {table}")
-        self._names.clear()
         self.create(side)
 
-    def _name_key(self, side: sqlite3.Connection, kind: str, name: str | None) -> int | None:
-        if name is None:
-            return None
-        cache_key = (id(side), kind, name)
-        key = self._names.get(cache_key)
-        if key is None:
+    def _name_keys(
+        self, side: sqlite3.Connection, kind: str, names: set[str | None]
+    ) -> dict[str | None, int | None]:
+        """Keys of role or tool names (a batch holds a handful), added when new."""
+        keys: dict[str | None, int | None] = {None: None}
+        for name in names - {None}:
             side.execute(
                 "INSERT OR IGNORE INTO search_names (kind, name) VALUES (?, ?)", (kind, name)
             )
-            key = side.execute(
+            keys[name] = side.execute(
                 "SELECT key FROM search_names WHERE kind = ? AND name = ?", (kind, name)
             ).fetchone()[0]
-            self._names[cache_key] = key
-        return key
+        return keys
 
     def add_messages(self, side: sqlite3.Connection, batch: Sequence[FeedMessage]) -> None:
         keys = session_keys(side, [message.session_id for message in batch])
+        roles = self._name_keys(side, "role", {m.role for m in batch})
+        tools = self._name_keys(side, "tool", {m.tool_name for m in batch})
         side.executemany(
             "INSERT OR REPLACE INTO search_messages (id, session, role, tool, ts) "
             "VALUES (?, ?, ?, ?, ?)",
@@ -124,8 +121,8 @@ class SearchIndex:
                 (
                     m.id,
                     keys[m.session_id],
-                    self._name_key(side, "role", m.role),
-                    self._name_key(side, "tool", m.tool_name),
+                    roles[m.role],
+                    tools[m.tool_name],
                     m.ts,
                 )
                 for m in batch
@@ -142,16 +139,16 @@ class SearchIndex:
         for start in range(0, len(ids), 500):
             chunk = ids[start : start + 500]
             for key, sid, title, principal in side.execute(
-                "SELECT key, id, title, principal FROM search_sessions "
+                "SELECT key, id, title, principal_id FROM search_sessions "
                 f"WHERE id IN ({_marks(chunk)}) AND fold IS NOT NULL",
                 chunk,
             ):
                 before[sid] = (key, title, principal)
         side.executemany(
-            "INSERT INTO search_sessions (id, target, profile, principal, title, fold, "
+            "INSERT INTO search_sessions (id, target_key, profile_key, principal_id, title, fold, "
             "turn_count, created_at, last_active) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
-            "ON CONFLICT (id) DO UPDATE SET target = excluded.target, "
-            "profile = excluded.profile, principal = excluded.principal, "
+            "ON CONFLICT (id) DO UPDATE SET target_key = excluded.target_key, "
+            "profile_key = excluded.profile_key, principal_id = excluded.principal_id, "
             "title = excluded.title, fold = excluded.fold, turn_count = excluded.turn_count, "
             "created_at = excluded.created_at, last_active = excluded.last_active",
             [

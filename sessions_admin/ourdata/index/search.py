@@ -239,9 +239,9 @@ def _candidates(
         clauses.append("m.ts < ?")
         params.append(query.until_ms)
     for column, wanted in (
-        ("target", query.target),
-        ("profile", query.profile),
-        ("principal", query.principal),
+        ("target_key", query.target),
+        ("profile_key", query.profile),
+        ("principal_id", query.principal),
     ):
         if wanted is not None:
             joins = " CROSS JOIN search_sessions AS s ON s.key = m.session"
