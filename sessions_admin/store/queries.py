@@ -22,7 +22,7 @@ from django.core import signing
 from django.utils import timezone
 
 from sessions_admin.store.cliptext import clipped_sql
-from sessions_admin.store.connection import StoreTimeout, store_connection, time_limit
+from sessions_admin.store.connection import StoreTimeout, run_sql, time_limit
 from sessions_admin.store.health import REQUIRED_COLUMNS
 
 __all__ = ["StoreTimeout"]
@@ -122,7 +122,7 @@ class SessionFilter:
             clauses.append("principal_id = ?")
             params.append(self.principal)
         if self.q:
-            pattern = "%" + _escape_like(self.q) + "%"
+            pattern = "%" + escape_like(self.q) + "%"
             clauses.append("(title LIKE ? ESCAPE '\\' OR id LIKE ? ESCAPE '\\')")
             params += [pattern, pattern]
         if self.active_after_ms is not None:
@@ -144,7 +144,8 @@ class SessionFilter:
         return {k: v for k, v in self.__dict__.items() if v not in (None, "")}
 
 
-def _escape_like(text: str) -> str:
+def escape_like(text: str) -> str:
+    """``text`` for a ``LIKE … ESCAPE`` pattern: its ``%``, ``_`` and ``\\`` match literally."""
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
@@ -236,23 +237,15 @@ def parse_sort(raw: str | None) -> str:
     return raw
 
 
-def _cursor_execute(sql: str, params: list[Any]) -> list[tuple]:
-    with store_connection().cursor() as cursor:
-        cursor.execute(sql.replace("?", "%s"), params)
-        return cursor.fetchall()
-
-
 def distinct_targets(limit: int = MAX_MERGED_TARGETS + 1) -> list[str]:
     """Distinct target keys by index seeks: one seek per target, not a scan."""
     targets: list[str] = []
     previous: str | None = None
     while len(targets) < limit:
         if previous is None:
-            rows = _cursor_execute("SELECT MIN(target_key) FROM sessions", [])
+            rows = run_sql("SELECT MIN(target_key) FROM sessions", [])
         else:
-            rows = _cursor_execute(
-                "SELECT MIN(target_key) FROM sessions WHERE target_key > ?", [previous]
-            )
+            rows = run_sql("SELECT MIN(target_key) FROM sessions WHERE target_key > ?", [previous])
         value = rows[0][0] if rows else None
         if value is None:
             break
@@ -294,7 +287,9 @@ def list_sessions(
     column, descending = SORTS[sort]
     key_clauses, key_params = _keyset(column, descending, cursor)
     with time_limit(time_limit_ms):
-        page = _fetch(session_filter, column, descending, key_clauses, key_params, limit, targets)
+        page = _fetch_page(
+            session_filter, column, descending, key_clauses, key_params, limit, targets
+        )
         if with_count and (force_count or session_filter.count_is_cheap()):
             page.count, page.count_capped = count_sessions(session_filter)
     if with_count and page.count is None and len(page.rows) <= limit:
@@ -307,7 +302,7 @@ def list_sessions(
     return page
 
 
-def _fetch(
+def _fetch_page(
     session_filter: SessionFilter,
     column: str,
     descending: bool,
@@ -333,7 +328,7 @@ def _fetch(
             )
             # Merge the raw tuples and build rows only for the slice kept: most
             # of the fetched rows are dropped.
-            slices = [_cursor_execute(sql, [target, *params, *key_params]) for target in targets]
+            slices = [run_sql(sql, [target, *params, *key_params]) for target in targets]
             merged = heapq.merge(
                 *slices, key=lambda row: (row[_LAST_ACTIVE], row[_ID]), reverse=descending
             )
@@ -342,7 +337,7 @@ def _fetch(
     clauses, params = session_filter.where()
     where = f"WHERE {' AND '.join(clauses + key_clauses)}" if clauses or key_clauses else ""
     sql = f"{_SELECT} {where} {order} LIMIT {limit + 1}"
-    rows = [SessionRow(*row) for row in _cursor_execute(sql, params + key_params)]
+    rows = [SessionRow(*row) for row in run_sql(sql, params + key_params)]
     return SessionPage(rows=rows, next_cursor=None, strategy="scan", sql=[sql])
 
 
@@ -350,9 +345,7 @@ def count_sessions(session_filter: SessionFilter, cap: int = COUNT_CAP) -> tuple
     """How many sessions match, counting at most ``cap + 1`` rows."""
     clauses, params = session_filter.where()
     where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
-    rows = _cursor_execute(
-        f"SELECT COUNT(*) FROM (SELECT 1 FROM sessions {where} LIMIT {cap + 1})", params
-    )
+    rows = run_sql(f"SELECT COUNT(*) FROM (SELECT 1 FROM sessions {where} LIMIT {cap + 1})", params)
     count = rows[0][0]
     return min(count, cap), count > cap
 
@@ -365,7 +358,7 @@ def count_sessions_limited(
 
 
 def get_session(session_id: str) -> SessionRow | None:
-    rows = _cursor_execute(f"{_SELECT} WHERE id = ?", [session_id])
+    rows = run_sql(f"{_SELECT} WHERE id = ?", [session_id])
     return SessionRow(*rows[0]) if rows else None
 
 
@@ -375,8 +368,7 @@ def existing_session_ids(session_ids: list[str]) -> set[str]:
         batch = session_ids[start : start + 500]
         marks = ", ".join("?" * len(batch))
         found.update(
-            row[0]
-            for row in _cursor_execute(f"SELECT id FROM sessions WHERE id IN ({marks})", batch)
+            row[0] for row in run_sql(f"SELECT id FROM sessions WHERE id IN ({marks})", batch)
         )
     return found
 
@@ -410,7 +402,7 @@ class TargetSummary:
 def targets_overview(*, time_limit_ms: int | None = None) -> list[TargetSummary]:
     """Each target with its profiles, counts and last activity (one covering-index scan)."""
     with time_limit(time_limit_ms):
-        rows = _cursor_execute(
+        rows = run_sql(
             f"SELECT {clipped_sql('target_key')}, {clipped_sql('profile_key')}, COUNT(*), "
             "MAX(last_active) FROM sessions "
             "GROUP BY target_key, profile_key ORDER BY target_key, profile_key",

@@ -22,7 +22,7 @@ from sessions_admin.ids import session_url
 from sessions_admin.store import deletion, queries
 from sessions_admin.store.connection import is_read_only
 from sessions_admin.templatetags.sessions_admin import filesize, short_id
-from sessions_admin.views.frames.common import _FRAMES_ERRORS, _frames_problem
+from sessions_admin.views.frames.common import FRAMES_ERRORS, frames_problem
 
 ORPHANS_TEMPLATE = "sessions_admin/frames_orphans.html"
 
@@ -69,8 +69,8 @@ def orphans_page(request: HttpRequest) -> HttpResponse:
         return remove_orphans(request)
     try:
         context = _orphans_context()
-    except _FRAMES_ERRORS as exc:
-        return _frames_problem(request, exc)
+    except FRAMES_ERRORS as exc:
+        return frames_problem(request, exc)
     return render(request, ORPHANS_TEMPLATE, context)
 
 

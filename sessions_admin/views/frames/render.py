@@ -18,7 +18,7 @@ from sessions_admin.ids import session_url
 from sessions_admin.store import frames as store
 from sessions_admin.store.timeutil import from_epoch_ms
 from sessions_admin.templatetags.sessions_admin import duration_ms, filesize, short_id
-from sessions_admin.views.frames.common import _request_url
+from sessions_admin.views.frames.common import request_url
 
 #: Timeline: most bars drawn, and the drawing's size in SVG user units.
 TIMELINE_MAX_BARS = 80
@@ -178,7 +178,7 @@ def _row_html(row: FrameRow) -> SafeString:
     )
 
 
-def _rows(
+def frame_rows(
     session_id: str,
     request_id: str,
     page_frames: list[store.FrameLine],
@@ -197,7 +197,7 @@ def _rows(
             failed=frame.ok and _failed(frame),
         )
         if frame.trace_id:
-            row.trace_frames_url = _request_url(session_id, request_id, trace=frame.trace_id)
+            row.trace_frames_url = request_url(session_id, request_id, trace=frame.trace_id)
             if has_session:
                 row.messages_url = session_url(session_id, trace=frame.trace_id)
         if frame.span_id and has_session:
@@ -272,7 +272,7 @@ def _ms_text(ms: float) -> str:
     return ("-" if ms < 0 else "") + duration_ms(abs(ms))
 
 
-def _timeline(page_frames: list[store.FrameLine]) -> Timeline | None:
+def timeline_of(page_frames: list[store.FrameLine]) -> Timeline | None:
     spans: list[tuple[float, float, store.FrameLine]] = []
     events: list[tuple[float, store.FrameLine]] = []
     open_spans: dict[str, store.FrameLine] = {}
