@@ -33,14 +33,17 @@ COUNT_CAP = 10_000
 #: Above this many distinct targets the merge stops paying off.
 MAX_MERGED_TARGETS = 200
 
-SORTS: dict[str, tuple[str, bool]] = {
-    "-last_active": ("last_active", True),
-    "last_active": ("last_active", False),
-    "-created_at": ("created_at", True),
-    "created_at": ("created_at", False),
-    "-turn_count": ("turn_count", True),
-    "turn_count": ("turn_count", False),
-}
+#: The list's sort orders: ``?sort=`` value, column, descending, the menu's label.
+SORT_ORDERS: tuple[tuple[str, str, bool, str], ...] = (
+    ("-last_active", "last_active", True, "last active, newest first"),
+    ("last_active", "last_active", False, "last active, oldest first"),
+    ("-created_at", "created_at", True, "created, newest first"),
+    ("created_at", "created_at", False, "created, oldest first"),
+    ("-turn_count", "turn_count", True, "most turns first"),
+    ("turn_count", "turn_count", False, "fewest turns first"),
+)
+SORTS: dict[str, tuple[str, bool]] = {key: (col, desc) for key, col, desc, _ in SORT_ORDERS}
+SORT_LABELS: dict[str, str] = {key: label for key, _, _, label in SORT_ORDERS}
 DEFAULT_SORT = "-last_active"
 # turn_count may be NULL; sort and page on it as 0 so keyset comparisons hold.
 _SORT_EXPR = {
@@ -58,12 +61,15 @@ ACTIVE_PRESETS: dict[str, tuple[str, timedelta]] = {
 SESSION_COLUMNS = REQUIRED_COLUMNS["sessions"]  # in SessionRow's field order
 _ID = SESSION_COLUMNS.index("id")
 _LAST_ACTIVE = SESSION_COLUMNS.index("last_active")
-# Free-text and key columns are clipped in SQLite (see store.cliptext); the
-# id never is: it is what every link and delete is keyed on.
-_CLIPPED = {"title", "principal_id", "target_key", "profile_key"}
+#: Session text columns read clipped in SQLite (store.cliptext), here and in the admin;
+#: the id never is: it is what every link and delete is keyed on.
+CLIPPED_SESSION_COLUMNS = ("title", "target_key", "profile_key", "principal_id")
 _SELECT = (
     "SELECT "
-    + ", ".join(clipped_sql(column) if column in _CLIPPED else column for column in SESSION_COLUMNS)
+    + ", ".join(
+        clipped_sql(column) if column in CLIPPED_SESSION_COLUMNS else column
+        for column in SESSION_COLUMNS
+    )
     + " FROM sessions"
 )
 

@@ -22,7 +22,9 @@ from typing import Any
 
 from sessions_admin.store.cliptext import clipped_sql
 from sessions_admin.store.connection import run_sql, time_limit
+from sessions_admin.store.health import REQUIRED_COLUMNS
 from sessions_admin.store.queries import escape_like
+from sessions_admin.store.spec import KNOWN_ROLES
 
 PAGE_SIZE = 100
 #: A column longer than this (in characters, ~64 KB) is sent truncated.
@@ -35,25 +37,9 @@ EXPORT_CHUNK = 2000
 PAIR_WINDOW = 50
 #: The columns a message page may truncate.
 VALUE_COLUMNS = ("content", "tool_args", "tool_result")
-KNOWN_ROLES = ("user", "assistant", "tool", "system")
 
-MESSAGE_COLUMNS = (
-    "id",
-    "session_id",
-    "role",
-    "content",
-    "tool_name",
-    "tool_call_id",
-    "tool_target",
-    "tool_op",
-    "tool_args",
-    "tool_result",
-    "tool_duration_ms",
-    "trace_id",
-    "span_id",
-    "model_id",
-    "ts",
-)
+#: The message columns read, in :class:`MessageRow`'s order (the schema check's list).
+MESSAGE_COLUMNS = REQUIRED_COLUMNS["session_messages"]
 
 
 #: A position after every real message: a descending slice from it starts at the end.

@@ -9,6 +9,8 @@ operations and failure modes. Nothing here draws a random number:
 
 from __future__ import annotations
 
+from sessions_admin.store import spec
+
 # The calendar: sessions are created in the 90 days before ``now_ms``.
 DAY_MS = 86_400_000
 HOUR_MS = 3_600_000
@@ -30,13 +32,17 @@ TARGETS: tuple[tuple[str, int], ...] = (
     ("search.indexer", 6),
     ("auth.gateway", 3),
 )
-PROFILES: tuple[tuple[str, int], ...] = (
-    ("default", 46),
-    ("explain", 17),
-    ("edit", 12),
-    ("propose", 10),
-    ("evaluate", 8),
-    ("monitor", 7),
+# Weights of the demo's sessions over the runtime's built-in profiles.
+PROFILE_WEIGHTS = {
+    "default": 46,
+    "explain": 17,
+    "edit": 12,
+    "propose": 10,
+    "evaluate": 8,
+    "monitor": 7,
+}
+PROFILES: tuple[tuple[str, int], ...] = tuple(
+    (name, PROFILE_WEIGHTS[name]) for name in spec.PROFILES
 )
 MODELS: tuple[tuple[str, int], ...] = (
     ("claude-sonnet-4-5", 62),

@@ -17,6 +17,7 @@ from django.shortcuts import render
 
 from sessions_admin.ids import session_url
 from sessions_admin.store import frames as store
+from sessions_admin.views.responses import render_banner
 
 REQUEST_TEMPLATE = "sessions_admin/frames_request.html"
 MAX_PARAM_CHARS = 1000
@@ -41,11 +42,7 @@ def problem_page(
     if back:
         context["back_url"], context["back_label"] = back
     if getattr(request, "htmx", False):
-        response = render(request, f"{REQUEST_TEMPLATE}#problem", context, status=status)
-        # Not into the table the poll or link targets: into the page's flash area.
-        response["HX-Retarget"] = "#flash"
-        response["HX-Reswap"] = "innerHTML"
-        return response
+        return render_banner(request, f"{REQUEST_TEMPLATE}#problem", context, status=status)
     return render(request, "sessions_admin/http_error.html", context, status=status)
 
 
