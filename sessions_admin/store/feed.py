@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sessions_admin.store.cliptext import clipped_sql
-from sessions_admin.store.connection import raw_connection
+from sessions_admin.store.connection import raw_connection, run_sql
 
 #: SQLite's default limit on host parameters is far above this; it keeps
 #: every ``IN (…)`` short enough to plan instantly.
@@ -120,13 +120,15 @@ def _feed_message(row: tuple) -> FeedMessage:
     )
 
 
-def _store() -> sqlite3.Connection:
-    return raw_connection()
+def _stream(sql: str, params: Sequence[Any] = ()) -> sqlite3.Cursor:
+    """A cursor over the raw connection, for the two walks of every session row or id,
+    which would otherwise be fetched whole into memory (500,000 rows)."""
+    return raw_connection().execute(sql, params)
 
 
 def messages_after(after_id: int, limit: int) -> list[FeedMessage]:
     """Up to ``limit`` messages with ``id > after_id``, ids increasing, with their session."""
-    rows = _store().execute(
+    rows = run_sql(
         f"SELECT {_MESSAGE_COLUMNS} FROM session_messages AS m "
         "LEFT JOIN sessions AS s ON s.id = m.session_id "
         "WHERE m.id > ? ORDER BY m.id LIMIT ?",
@@ -138,21 +140,16 @@ def messages_after(after_id: int, limit: int) -> list[FeedMessage]:
 
 def last_message_id() -> int:
     """The newest message's id (0 for an empty store): one seek at the rowid's end."""
-    row = _store().execute("SELECT MAX(id) FROM session_messages").fetchone()
-    return int(row[0] or 0)
+    return int(run_sql("SELECT MAX(id) FROM session_messages")[0][0] or 0)
 
 
 def count_messages_after(after_id: int, cap: int) -> tuple[int, bool]:
     """How many messages have ``id > after_id``, counting at most ``cap + 1``."""
-    row = (
-        _store()
-        .execute(
-            "SELECT COUNT(*) FROM (SELECT 1 FROM session_messages WHERE id > ? LIMIT ?)",
-            (after_id, cap + 1),
-        )
-        .fetchone()
-    )
-    return min(row[0], cap), row[0] > cap
+    count = run_sql(
+        "SELECT COUNT(*) FROM (SELECT 1 FROM session_messages WHERE id > ? LIMIT ?)",
+        (after_id, cap + 1),
+    )[0][0]
+    return min(count, cap), count > cap
 
 
 def session_ids() -> Iterator[str]:
@@ -160,14 +157,14 @@ def session_ids() -> Iterator[str]:
 
     A BLOB id is skipped: no message can point at it by text.
     """
-    cursor = _store().execute("SELECT id FROM sessions ORDER BY id")
+    cursor = _stream("SELECT id FROM sessions ORDER BY id")
     for (session_id,) in cursor:
         if isinstance(session_id, str):
             yield session_id
 
 
 def count_sessions() -> int:
-    return int(_store().execute("SELECT COUNT(*) FROM sessions").fetchone()[0])
+    return int(run_sql("SELECT COUNT(*) FROM sessions")[0][0])
 
 
 _SESSION_COLUMNS = (
@@ -192,7 +189,7 @@ def _feed_session(row: tuple) -> FeedSession:
 
 def all_sessions() -> Iterator[FeedSession]:
     """Every session row, in the table's own order (one sequential scan; a first build)."""
-    for row in _store().execute(f"SELECT {_SESSION_COLUMNS} FROM sessions"):
+    for row in _stream(f"SELECT {_SESSION_COLUMNS} FROM sessions"):
         session = _feed_session(row)
         if isinstance(row[0], str):
             yield session
@@ -208,7 +205,7 @@ def sessions_by_id(session_ids: Sequence[str]) -> dict[str, FeedSession]:
     found: dict[str, FeedSession] = {}
     for chunk in _chunks(list(dict.fromkeys(session_ids))):
         marks = ", ".join("?" * len(chunk))
-        for row in _store().execute(
+        for row in run_sql(
             f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE id IN ({marks})", list(chunk)
         ):
             session = _feed_session(row)
@@ -225,7 +222,7 @@ def messages_by_id(message_ids: Sequence[int]) -> dict[int, FeedMessage]:
     found: dict[int, FeedMessage] = {}
     for chunk in _chunks(list(dict.fromkeys(message_ids))):
         marks = ", ".join("?" * len(chunk))
-        for row in _store().execute(
+        for row in run_sql(
             f"SELECT {_MESSAGE_COLUMNS} FROM session_messages AS m "
             f"LEFT JOIN sessions AS s ON s.id = m.session_id WHERE m.id IN ({marks})",
             list(chunk),
@@ -242,7 +239,7 @@ def newest_messages(before_id: int | None, limit: int, *, after_id: int = 0) -> 
     index) walk the store with this, page by page, under a time limit.
     """
     upper = before_id if before_id is not None else 1 << 62
-    rows = _store().execute(
+    rows = run_sql(
         f"SELECT {_MESSAGE_COLUMNS} FROM session_messages AS m "
         "LEFT JOIN sessions AS s ON s.id = m.session_id "
         "WHERE m.id < ? AND m.id > ? ORDER BY m.id DESC LIMIT ?",
