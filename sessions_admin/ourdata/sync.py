@@ -38,10 +38,14 @@ logger = logging.getLogger(__name__)
 class SyncListener(Protocol):
     """A consumer of the sync: the search index, the rollups.
 
-    A listener may also define ``update_sessions(side, sessions)``, taking
-    the current rows (:class:`~sessions_admin.store.feed.FeedSession`) of
-    sessions that are new or got new messages in the batch; the runner calls
-    it when present, in the same transaction.
+    Two optional methods, called when a listener has them:
+
+    * ``update_sessions(side, sessions)`` takes the current rows
+      (:class:`~sessions_admin.store.feed.FeedSession`) of sessions that are
+      new or got new messages in the batch, in the batch's transaction;
+    * ``finish_build(side)`` runs in its own transaction after a pass that
+      took in at least :data:`LONG_PASS` messages (a first build), e.g. to
+      merge an index's segments.
     """
 
     name: str
@@ -70,6 +74,8 @@ CONSUMERS: list[str] = ["sessions_admin.ourdata.index"]
 
 #: Messages per batch (one side-database transaction each).
 BATCH_SIZE = 20_000
+#: A pass that took in this many messages ends with the listeners' ``finish_build``.
+LONG_PASS = 1_000_000
 #: Sessions per transaction when a pass meets sessions new to it.
 SESSION_CHUNK = 10_000
 
@@ -350,6 +356,8 @@ def sync_once(
                 elapsed = time.perf_counter() - started
                 total = max(total, report.messages)
                 on_progress(Progress(report.messages, total, elapsed, last_id))
+        if report.messages >= LONG_PASS and not report.interrupted:
+            _finish_build(side)
         if not report.interrupted:
             _set_state(side, synced_at_ms=_now_ms())
         report.last_id = last_id
@@ -358,6 +366,22 @@ def sync_once(
             side.close()
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _finish_build(side: sqlite3.Connection) -> None:
+    for listener in listeners():
+        finish = getattr(listener, "finish_build", None)
+        if finish is None:
+            continue
+        side.execute("BEGIN IMMEDIATE")
+        try:
+            finish(side)
+            side.execute("COMMIT")
+        except BaseException:
+            side.execute("ROLLBACK")
+            raise
+    # The merge went through the WAL: give the space back.
+    side.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
 
 def rebuild(side: sqlite3.Connection | None = None) -> None:

@@ -14,7 +14,8 @@ Tables in the side database (all ours, all rebuilt by ``sync_index --rebuild``):
 ``search_sessions``
     Per session: the key, the id and the row's columns as of the last sync
     (named as in the store, so the list's filter SQL runs here unchanged),
-    with ``fold`` = folded title and id, for the list's title filter.
+    with ``fold`` = folded title and id in place of the title, for the list's
+    title filter.
 ``search_session_text``
     FTS5 like ``search_text`` over each session's title, principal and id
     (session-level hits); rowid = the session's key.
@@ -45,7 +46,7 @@ CREATE TABLE IF NOT EXISTS search_messages (
 CREATE INDEX IF NOT EXISTS search_messages_by_session ON search_messages (session);
 CREATE TABLE IF NOT EXISTS search_sessions (
   key INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, target_key TEXT, profile_key TEXT,
-  principal_id TEXT, title TEXT, fold TEXT, turn_count INTEGER, created_at INTEGER,
+  principal_id TEXT, fold TEXT, turn_count INTEGER, created_at INTEGER,
   last_active INTEGER
 );
 CREATE INDEX IF NOT EXISTS search_sessions_by_principal
@@ -138,18 +139,19 @@ class SearchIndex:
         before: dict[str, tuple[int, str | None, str | None]] = {}
         for start in range(0, len(ids), 500):
             chunk = ids[start : start + 500]
-            for key, sid, title, principal in side.execute(
-                "SELECT key, id, title, principal_id FROM search_sessions "
+            for key, sid, folded, principal in side.execute(
+                "SELECT key, id, fold, principal_id FROM search_sessions "
                 f"WHERE id IN ({_marks(chunk)}) AND fold IS NOT NULL",
                 chunk,
             ):
-                before[sid] = (key, title, principal)
+                before[sid] = (key, folded, principal)
+        folds = {s.id: fold(s.title or "") + FIELD_SEPARATOR + fold(s.id) for s in sessions}
         side.executemany(
-            "INSERT INTO search_sessions (id, target_key, profile_key, principal_id, title, fold, "
-            "turn_count, created_at, last_active) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            "INSERT INTO search_sessions (id, target_key, profile_key, principal_id, fold, "
+            "turn_count, created_at, last_active) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
             "ON CONFLICT (id) DO UPDATE SET target_key = excluded.target_key, "
             "profile_key = excluded.profile_key, principal_id = excluded.principal_id, "
-            "title = excluded.title, fold = excluded.fold, turn_count = excluded.turn_count, "
+            "fold = excluded.fold, turn_count = excluded.turn_count, "
             "created_at = excluded.created_at, last_active = excluded.last_active",
             [
                 (
@@ -157,8 +159,7 @@ class SearchIndex:
                     s.target_key,
                     s.profile_key,
                     s.principal_id,
-                    s.title,
-                    fold(s.title or "") + FIELD_SEPARATOR + fold(s.id),
+                    folds[s.id],
                     s.turn_count,
                     s.created_at,
                     s.last_active,
@@ -166,7 +167,10 @@ class SearchIndex:
                 for s in sessions
             ],
         )
-        changed = [s for s in sessions if before.get(s.id, (0,))[1:] != (s.title, s.principal_id)]
+        # The indexed document is folded: a change of case alone changes nothing there.
+        changed = [
+            s for s in sessions if before.get(s.id, (0,))[1:] != (folds[s.id], s.principal_id)
+        ]
         side.executemany(
             "DELETE FROM search_session_text WHERE rowid = ?",
             [(before[s.id][0],) for s in changed if s.id in before],
@@ -196,6 +200,11 @@ class SearchIndex:
                 side.execute("DELETE FROM search_messages WHERE session = ?", (key,))
                 side.execute("DELETE FROM search_session_text WHERE rowid = ?", (key,))
                 side.execute("DELETE FROM search_sessions WHERE key = ?", (key,))
+
+    def finish_build(self, side: sqlite3.Connection) -> None:
+        """Merge the trigram index's segments into one after a long pass (smaller, faster)."""
+        side.execute("INSERT INTO search_text (search_text) VALUES ('optimize')")
+        side.execute("INSERT INTO search_session_text (search_session_text) VALUES ('optimize')")
 
     def forget_messages(self, side: sqlite3.Connection, message_ids: Sequence[int]) -> None:
         rows = [(mid,) for mid in message_ids]
