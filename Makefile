@@ -12,6 +12,7 @@ MANAGE := DJANGO_SECRET_KEY="$${DJANGO_SECRET_KEY:-$$(cat var/secret_key)}" AGEN
 run: setup demo migrate staff ## Set up, then serve the dashboard on 127.0.0.1:$(PORT)
 	$(MANAGE) collectstatic --noinput --verbosity 0 --skip-checks
 	$(MANAGE) check
+	$(MANAGE) sync_index
 	@echo "Serving on http://127.0.0.1:$(PORT)/  (store: $(HOST_HOME)/data/agents/store.db)"
 	$(MANAGE) runserver 127.0.0.1:$(PORT) --skip-checks
 

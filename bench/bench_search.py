@@ -47,14 +47,22 @@ def naive(raw: sqlite3.Connection, text: str) -> list[int]:
     return [row[0] for row in raw.execute(naive_sql(), [pattern] * len(FIELDS))]
 
 
-def build(home: Path) -> list[list[object]]:
-    """sync_index --rebuild in a child: rate and the child's peak RSS."""
-    env = {
+def child_env(home: Path) -> dict[str, str]:
+    """manage.py in a child process, on the bench store, read-only, our data folder."""
+    return {
+        "DJANGO_SECRET_KEY": "bench-only-" + "x" * 40,
         **os.environ,
         "AGENTS_HOST_HOME": str(home),
         "SESSIONS_ADMIN_VAR_DIR": str(VAR),
         "SESSIONS_ADMIN_READ_ONLY": "1",
     }
+
+
+def build(home: Path) -> list[list[object]]:
+    """sync_index --rebuild in a child: rate and the child's peak RSS."""
+    env = child_env(home)
+    for part in VAR.glob("side.sqlite3*"):
+        part.unlink()  # a fresh file, so the size measured is the index's own
     started = time.perf_counter()
     subprocess.run(
         [sys.executable, str(ROOT / "manage.py"), "sync_index", "--rebuild"], env=env, check=True

@@ -268,11 +268,16 @@ def _candidates(
 def _session_hits(
     side: sqlite3.Connection, query: SearchQuery, limit: int = 10
 ) -> list[FeedSession]:
-    """Sessions whose title, principal or id holds the query (first page only)."""
+    """Sessions whose title, principal or id holds the query (first page only).
+
+    The newest candidates the index knows (its keys grow as sessions appear)
+    are read from the store and checked there; a few dozen at most, so a
+    word in thousands of titles costs no more than a rare one.
+    """
     rows = side.execute(
         "SELECT s.id FROM search_session_text AS t CROSS JOIN search_sessions AS s "
-        "ON s.key = t.rowid WHERE search_session_text MATCH ? ORDER BY t.rowid DESC LIMIT 2000",
-        (fts_query(query.folded),),
+        "ON s.key = t.rowid WHERE search_session_text MATCH ? ORDER BY t.rowid DESC LIMIT ?",
+        (fts_query(query.folded), limit * 5),
     ).fetchall()
     found = feed.sessions_by_id([row[0] for row in rows])
     kept = [
