@@ -182,3 +182,13 @@ def test_the_side_database_runs_an_sqlite_with_contentless_delete():
     version = tuple(int(p) for p in sidedb.sqlite_version().split("."))
     assert version >= sidedb.MIN_SQLITE
     assert sqlite3  # the system one may be older: that is why sidedb picks a driver
+
+
+@STORE_DB
+def test_a_long_pass_ends_by_merging_the_index_and_still_finds_everything(
+    store, var_dir, monkeypatch
+):
+    fill(store, sessions=3, per_session=5)
+    monkeypatch.setattr(sync, "LONG_PASS", 10)
+    assert sync.sync_once(batch_size=4).messages == 15
+    assert matching("wombat2") and len(matching("session 1")) == 5

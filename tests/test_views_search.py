@@ -158,3 +158,13 @@ def test_it_requires_staff(store, var_dir, client, nonstaff_client):
 def test_the_header_box_submits_to_the_search(store, var_dir, staff_client):
     body = staff_client.get("/sessions/").content.decode()
     assert 'action="/search/"' in body
+
+
+@STORE_DB
+def test_a_damaged_side_database_falls_back_to_the_scan(store, var_dir, staff_client):
+    sid = store.add_session("sess_a")
+    store.add_message(sid, "user", "a wombat")
+    (var_dir / "side.sqlite3").write_bytes(b"this is not a database" * 100)
+    body = staff_client.get(url(q="wombat")).content.decode()
+    assert "<mark>wombat</mark>" in body
+    assert staff_client.get("/sessions/?principal=user:alice").status_code == 200

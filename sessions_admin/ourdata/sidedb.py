@@ -105,3 +105,11 @@ def run_script(conn: sqlite3.Connection, script: str) -> None:
     for statement in script.split(";"):
         if statement.strip():
             conn.execute(statement)
+
+
+def errors() -> tuple[type[Exception], ...]:
+    """The exception classes a side-database call can raise (the driver's own and stdlib's)."""
+    try:
+        return (sqlite3.Error, driver().Error)
+    except SideDatabaseUnavailable:
+        return (sqlite3.Error,)

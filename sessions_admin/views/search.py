@@ -18,11 +18,11 @@ from sessions_admin.ourdata.index import search as index_search
 from sessions_admin.ourdata.index.search import SearchPage, SearchQuery
 from sessions_admin.store import queries
 from sessions_admin.store.queries import BadQuery
-from sessions_admin.views.sessions import PROFILES, bad_request
+from sessions_admin.store.spec import KNOWN_ROLES, PROFILES
+from sessions_admin.views.sessions import bad_request
 
 #: Query parameters that make up a shareable search (the cursor excluded).
 SEARCH_PARAMS = ("q", "target", "profile", "principal", "role", "tool", "since", "until")
-ROLES = ("user", "assistant", "tool")
 MAX_QUERY_CHARS = 1000
 
 
@@ -120,7 +120,7 @@ def search(request: HttpRequest) -> HttpResponse:
         "page": page,
         "groups": _groups(page) if page else [],
         "next_url": next_url,
-        "roles": ROLES,
+        "roles": KNOWN_ROLES,
         "profiles": PROFILES,
         "first_page": query.before_id is None,
     }

@@ -326,7 +326,21 @@ def _search_index(
 def search(query: SearchQuery) -> SearchPage:
     """One page of results (see the module's doc for how)."""
     started = time.perf_counter()
-    side = sidedb.connect_readonly()
+    try:
+        page, collector = _search_pages(query)
+    except sidedb.errors():
+        # A damaged or unreadable side database: answer as if there were none.
+        page, collector = _search_pages(query, use_index=False)
+    sessions = feed.sessions_by_id(list(collector.groups))
+    for group in collector.groups.values():
+        group.session = sessions.get(group.session_id)
+    page.groups = list(collector.groups.values())
+    page.elapsed_ms = (time.perf_counter() - started) * 1000
+    return page
+
+
+def _search_pages(query: SearchQuery, *, use_index: bool = True) -> tuple[SearchPage, _Collector]:
+    side = sidedb.connect_readonly() if use_index else None
     try:
         fresh = freshness(side)
         indexed = fresh.built and is_indexable(query.folded)
@@ -346,9 +360,4 @@ def search(query: SearchQuery) -> SearchPage:
     finally:
         if side is not None:
             side.close()
-    sessions = feed.sessions_by_id(list(collector.groups))
-    for group in collector.groups.values():
-        group.session = sessions.get(group.session_id)
-    page.groups = list(collector.groups.values())
-    page.elapsed_ms = (time.perf_counter() - started) * 1000
-    return page
+    return page, collector

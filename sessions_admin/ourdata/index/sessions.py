@@ -93,10 +93,8 @@ def list_sessions(
         if not is_fresh(side):
             return None
         ids = _ids(side, session_filter, sort, cursor, limit)
-    except Exception as exc:
-        if type(exc).__name__ in {"OperationalError", "DatabaseError"}:
-            return None  # a damaged or half-built side database: the scan still works
-        raise
+    except sidedb.errors():
+        return None  # a damaged or half-built side database: the scan still works
     finally:
         side.close()
     folded = fold(session_filter.q) if session_filter.q else None
