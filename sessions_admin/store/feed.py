@@ -101,22 +101,25 @@ _MESSAGE_COLUMNS = (
 
 def _feed_message(row: tuple) -> FeedMessage:
     (mid, sid, role, content, name, call, target, op, args, result, dur, ts, tk, pk, pr) = row
+    # Nearly every value is already a str or None: test for that inline (a first
+    # build normalises ten million rows), and call as_text only for the rest.
+    text = str
     return FeedMessage(
         id=mid,
-        session_id=as_text(sid) or "",
-        role=as_text(role) or "",
-        content=as_text(content) or "",
-        tool_name=as_text(name),
-        tool_call_id=as_text(call),
-        tool_target=as_text(target),
-        tool_op=as_text(op),
-        tool_args=as_text(args),
-        tool_result=as_text(result),
-        tool_duration_ms=as_int(dur),
-        ts=as_int(ts),
-        target_key=as_text(tk),
-        profile_key=as_text(pk),
-        principal_id=as_text(pr),
+        session_id=sid if type(sid) is text else (as_text(sid) or ""),
+        role=role if type(role) is text else (as_text(role) or ""),
+        content=content if type(content) is text else (as_text(content) or ""),
+        tool_name=name if name is None or type(name) is text else as_text(name),
+        tool_call_id=call if call is None or type(call) is text else as_text(call),
+        tool_target=target if target is None or type(target) is text else as_text(target),
+        tool_op=op if op is None or type(op) is text else as_text(op),
+        tool_args=args if args is None or type(args) is text else as_text(args),
+        tool_result=result if result is None or type(result) is text else as_text(result),
+        tool_duration_ms=dur if dur is None or type(dur) is int else as_int(dur),
+        ts=ts if type(ts) is int else as_int(ts),
+        target_key=tk if tk is None or type(tk) is text else as_text(tk),
+        profile_key=pk if pk is None or type(pk) is text else as_text(pk),
+        principal_id=pr if pr is None or type(pr) is text else as_text(pr),
     )
 
 

@@ -36,17 +36,16 @@ def document(fields: Iterable[str | None]) -> str:
 
     A field already contained in an earlier one (the runtime repeats a tool's
     result in the message's content) adds nothing a query could find, so it
-    is left out: the index stays smaller.
+    is left out: the index stays smaller. Folding maps each character on its
+    own, so a field inside another stays inside it once both are folded: the
+    cheap test on the raw text is enough.
     """
     kept: list[str] = []
     for value in fields:
-        if not value:
+        if not value or any(value in earlier for earlier in kept):
             continue
-        folded = fold(value)
-        if any(folded in earlier for earlier in kept):
-            continue
-        kept.append(folded)
-    return FIELD_SEPARATOR.join(kept)
+        kept.append(value)
+    return fold(FIELD_SEPARATOR.join(kept))
 
 
 def trigrams(folded_query: str) -> list[str]:
