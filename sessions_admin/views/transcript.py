@@ -27,7 +27,7 @@ from sessions_admin.store import transcript as store
 from sessions_admin.store.jsontext import parse_json_text
 from sessions_admin.store.spec import KNOWN_ROLES
 from sessions_admin.views import jsonhtml
-from sessions_admin.views.messages import render_messages
+from sessions_admin.views.transcript_items import message_items
 
 TEMPLATE = "sessions_admin/session.html"
 VALUE_TEMPLATE = "sessions_admin/value.html"
@@ -87,7 +87,7 @@ def _transcript_context(request: HttpRequest, session: queries.SessionRow) -> di
         "filter_query": kept,
         "page": page,
         "message_rows": page.messages,
-        "messages_html": render_messages(session.id, page),
+        "message_items": message_items(session.id, page),
         "roles": _role_choices(message_filter.role),
         "after_url": session_url(session.id, after=page.last_id, **kept) if page.last_id else "",
         "before_url": session_url(session.id, before=page.first_id, **kept)
