@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from sessions_admin.humanize import clock_ms, duration, exact_time, file_size, signed_duration
 from sessions_admin.ids import session_url
-from sessions_admin.store import frames as store
+from sessions_admin.store import frames
 from sessions_admin.store.timeutil import from_epoch_ms
 from sessions_admin.templatetags.sessions_admin import short_id
 from sessions_admin.views.frames.common import request_url
@@ -45,7 +45,7 @@ def _clock(ts_ms: int | None) -> tuple[str, str, str] | None:
 _FAILED = frozenset({"error", "failed", "failure", "fail"})
 
 
-def _failed(frame: store.FrameLine) -> bool:
+def _failed(frame: frames.FrameLine) -> bool:
     data = frame.data or {}
     status = data.get("status")
     return (
@@ -55,11 +55,11 @@ def _failed(frame: store.FrameLine) -> bool:
     )
 
 
-def _where(frame: store.FrameLine) -> str:
+def _where(frame: frames.FrameLine) -> str:
     return f"line {frame.number:,}" if frame.number else f"at byte {frame.offset:,}"
 
 
-def _damage(frame: store.FrameLine) -> str:
+def _damage(frame: frames.FrameLine) -> str:
     reason = frame.error or ""
     if frame.error == "line too long":
         size = file_size(frame.length)
@@ -71,7 +71,7 @@ def _damage(frame: store.FrameLine) -> str:
 class FrameRow:
     """One row of the frames table (or of a trace search's hits)."""
 
-    frame: store.FrameLine
+    frame: frames.FrameLine
     dom_id: str
     clock: tuple[str, str, str] | None
     since_ms: float | None  # since the page's first timed frame
@@ -127,7 +127,7 @@ def _prepared(row: FrameRow) -> FrameRow:
 def frame_rows(
     session_id: str,
     request_id: str,
-    page_frames: list[store.FrameLine],
+    page_frames: list[frames.FrameLine],
     *,
     has_session: bool,
     t0: int | None,
@@ -192,17 +192,17 @@ class Timeline:
     duration_ms: float = 0.0
 
 
-def _span_label(frame: store.FrameLine, ms: float | None) -> str:
+def _span_label(frame: frames.FrameLine, ms: float | None) -> str:
     parts = [p for p in (frame.kind, frame.name) if p]
     if ms is not None:
         parts.append(signed_duration(ms))
     return " · ".join(parts) or "frame"
 
 
-def timeline_of(page_frames: list[store.FrameLine]) -> Timeline | None:
-    spans: list[tuple[float, float, store.FrameLine]] = []
-    events: list[tuple[float, store.FrameLine]] = []
-    open_spans: dict[str, store.FrameLine] = {}
+def timeline_of(page_frames: list[frames.FrameLine]) -> Timeline | None:
+    spans: list[tuple[float, float, frames.FrameLine]] = []
+    events: list[tuple[float, frames.FrameLine]] = []
+    open_spans: dict[str, frames.FrameLine] = {}
     untimed = 0
     for frame in page_frames:
         if frame.ts_ms is None:
