@@ -7,7 +7,7 @@ import io
 import sqlite3
 
 import pytest
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 
 from sessions_admin.ourdata import sidedb, sync
 from sessions_admin.ourdata.index.listener import SEARCH_INDEX
@@ -192,3 +192,37 @@ def test_a_long_pass_ends_by_merging_the_index_and_still_finds_everything(
     monkeypatch.setattr(sync, "LONG_PASS", 10)
     assert sync.sync_once(batch_size=4).messages == 15
     assert matching("wombat2") and len(matching("session 1")) == 5
+
+
+@STORE_DB
+def test_follow_keeps_syncing_until_stopped(store, var_dir, monkeypatch):
+    from sessions_admin.management.commands import sync_index
+
+    fill(store, sessions=1, per_session=2)
+    naps = []
+    real_sleep = sync_index.time.sleep
+
+    def nap(seconds):
+        naps.append(seconds)
+        if len(naps) == 1:
+            store.add_message("sess_0", "user", "arrived while following")
+        elif matching("while following"):
+            raise KeyboardInterrupt  # Ctrl-C while waiting for the next pass
+        real_sleep(seconds)
+
+    monkeypatch.setattr(sync_index.time, "sleep", nap)
+    out = io.StringIO()
+    call_command("sync_index", "--follow", "--interval", "0.01", stdout=out)
+    assert "Indexed 2 new messages" in out.getvalue()
+    assert "Indexed 1 new messages" in out.getvalue()
+    assert "Stopped" in out.getvalue()
+    assert matching("while following")
+
+
+@STORE_DB
+def test_it_refuses_a_data_folder_that_is_the_stores_own(store, settings):
+    settings.VAR_DIR = store.path.parent
+    err = io.StringIO()
+    with pytest.raises(CommandError, match="store's own folder"):
+        call_command("sync_index", stdout=io.StringIO(), stderr=err)
+    assert sorted(p.name for p in store.path.parent.iterdir()) == ["store.db"]

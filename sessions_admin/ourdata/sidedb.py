@@ -52,11 +52,22 @@ def sqlite_version() -> str:
 
 
 def side_path() -> Path:
-    return Path(settings.VAR_DIR) / "side.sqlite3"
+    """``side.sqlite3`` in the data folder; never in the store's own folder."""
+    path = Path(settings.VAR_DIR) / "side.sqlite3"
+    store_folder = Path(settings.DATABASES["agents"]["NAME"]).resolve().parent
+    if path.resolve().parent == store_folder:
+        raise SideDatabaseUnavailable(
+            f"The data folder ({settings.VAR_DIR}) is the store's own folder: the side "
+            "index never goes beside the runtime's store. Set SESSIONS_ADMIN_VAR_DIR elsewhere."
+        )
+    return path
 
 
 def exists() -> bool:
-    return side_path().is_file()
+    try:
+        return side_path().is_file()
+    except SideDatabaseUnavailable:
+        return False
 
 
 def connect(*, create: bool = True, busy_timeout_ms: int = 5000) -> sqlite3.Connection:
@@ -86,6 +97,8 @@ def connect(*, create: bool = True, busy_timeout_ms: int = 5000) -> sqlite3.Conn
 
 def connect_readonly() -> sqlite3.Connection | None:
     """A read connection for pages, or ``None`` when no side database exists yet."""
+    if not exists():
+        return None
     path = side_path()
     if not path.is_file():
         return None

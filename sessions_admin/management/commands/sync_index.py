@@ -68,6 +68,7 @@ class Command(BaseCommand):
             raise CommandError("--batch-size and --interval must be positive.")
         try:
             sidedb.driver()
+            sidedb.side_path()
         except sidedb.SideDatabaseUnavailable as exc:
             raise CommandError(str(exc)) from None
         self.stopping = False
