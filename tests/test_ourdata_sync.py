@@ -192,6 +192,9 @@ def test_a_long_pass_ends_by_merging_the_index_and_still_finds_everything(
     monkeypatch.setattr(sync, "LONG_PASS", 10)
     assert sync.sync_once(batch_size=4).messages == 15
     assert matching("wombat2") and len(matching("session 1")) == 5
+    side = sidedb.connect()
+    assert side.execute("PRAGMA freelist_count").fetchone()[0] == 0  # pages given back
+    side.close()
 
 
 @STORE_DB

@@ -84,6 +84,9 @@ def connect(*, create: bool = True, busy_timeout_ms: int = 5000) -> sqlite3.Conn
     module = driver()
     conn = module.connect(str(path), isolation_level=None, check_same_thread=False)
     conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+    # Only takes effect on a new, empty file: merges and forgotten sessions free
+    # pages, and ``release_free_pages`` gives them back to the disk.
+    conn.execute("PRAGMA auto_vacuum = INCREMENTAL")
     conn.execute("PRAGMA journal_mode = WAL")
     # WAL with NORMAL: a power cut may lose the last batches, never corrupt;
     # the next sync simply redoes them.
@@ -126,3 +129,10 @@ def errors() -> tuple[type[Exception], ...]:
         return (sqlite3.Error, driver().Error)
     except SideDatabaseUnavailable:
         return (sqlite3.Error,)
+
+
+def release_free_pages(conn: sqlite3.Connection) -> None:
+    """Return the file's free pages to the disk (after a merge or a big forget)."""
+    # Each step of the pragma frees one page: it must be stepped to the end.
+    conn.execute("PRAGMA incremental_vacuum").fetchall()
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")

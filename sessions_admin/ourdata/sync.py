@@ -310,6 +310,8 @@ def _apply_session_changes(side: sqlite3.Connection, report: SyncReport) -> None
             raise
     for start in range(0, len(new), SESSION_CHUNK):
         _add_sessions(side, feed.sessions_by_id(new[start : start + SESSION_CHUNK]))
+    if len(gone) >= SESSION_CHUNK:
+        sidedb.release_free_pages(side)  # e.g. after a clear-all: give the disk back
     report.sessions_forgotten += len(gone)
     report.sessions_added += len(new)
     report.forgotten_ids = gone[:100]
@@ -380,8 +382,9 @@ def _finish_build(side: sqlite3.Connection) -> None:
         except BaseException:
             side.execute("ROLLBACK")
             raise
-    # The merge went through the WAL: give the space back.
+    # The merge freed the old segments' pages and went through the WAL: give both back.
     side.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    sidedb.release_free_pages(side)
 
 
 def rebuild(side: sqlite3.Connection | None = None) -> None:
