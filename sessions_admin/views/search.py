@@ -91,6 +91,7 @@ def _groups(page: SearchPage) -> list[dict[str, Any]]:
                 for hit in group.hits
             ],
             "more": group.more,
+            "unchecked": group.unchecked,
             "search_url": session_url(group.session_id, q=page.query.q),
         }
         for group in page.groups

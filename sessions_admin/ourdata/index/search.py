@@ -96,6 +96,9 @@ class SessionGroup:
     session: FeedSession | None
     hits: list[Hit] = field(default_factory=list)
     more: int = 0  # further hits of this session seen on this page, not shown
+    # Further index candidates of this session on this page, not read from the store
+    # (the group already has its snippets): "more in this session", without a number.
+    unchecked: int = 0
 
 
 @dataclass
@@ -221,7 +224,10 @@ def _name_keys(side: sqlite3.Connection, kind: str, name: str) -> int | None:
 def _candidates(
     side: sqlite3.Connection, query: SearchQuery, before_id: int | None
 ) -> Iterator[list[int]] | None:
-    """Batches of candidate ids from the index, newest first; None if a filter matches nothing."""
+    """Batches of (message id, session key) from the index, newest first.
+
+    None when a filter names a role or tool the index has never seen.
+    """
     clauses = ["search_text MATCH ?"]
     params: list[object] = [fts_query(query.folded)]
     joins = ""
@@ -249,18 +255,19 @@ def _candidates(
             params.append(wanted)
     # CROSS JOIN keeps the FTS table outermost: its rowid order drives the walk.
     sql = (
-        "SELECT t.rowid FROM search_text AS t CROSS JOIN search_messages AS m ON m.id = t.rowid"
+        "SELECT t.rowid, m.session FROM search_text AS t "
+        "CROSS JOIN search_messages AS m ON m.id = t.rowid"
         f"{joins} WHERE {' AND '.join(clauses)} AND t.rowid < ? ORDER BY t.rowid DESC LIMIT ?"
     )
 
-    def batches() -> Iterator[list[int]]:
+    def batches() -> Iterator[list[tuple[int, int]]]:
         cursor = before_id if before_id is not None else 1 << 62
         while True:
-            ids = [row[0] for row in side.execute(sql, [*params, cursor, CANDIDATE_BATCH])]
-            if not ids:
+            rows = side.execute(sql, [*params, cursor, CANDIDATE_BATCH]).fetchall()
+            if not rows:
                 return
-            yield ids
-            cursor = ids[-1]
+            yield rows
+            cursor = rows[-1][0]
 
     return batches()
 
@@ -312,14 +319,28 @@ def _search_index(
     batches = _candidates(side, query, before)
     if batches is None:
         return None
-    for ids in batches:
-        rows = feed.messages_by_id(ids)
-        collector.take([rows[i] for i in ids if i in rows])
-        if collector.full:
-            return collector.next_before_id
+    # Session keys whose group already has its snippets: their further candidates
+    # are counted, not read from the store (a busy session's thousands of hits
+    # would otherwise be checked one by one before the page finds its sessions).
+    settled: dict[int, SessionGroup] = {}
+    for batch in batches:
+        rows = feed.messages_by_id([mid for mid, key in batch if key not in settled])
+        for mid, key in batch:
+            if key in settled:
+                settled[key].unchecked += 1
+                continue
+            message = rows.get(mid)
+            if message is None or not query.matches(message):
+                continue
+            collector.add(message)
+            if collector.full:
+                return collector.next_before_id
+            group = collector.groups[message.session_id]
+            if len(group.hits) >= SNIPPETS_PER_SESSION:
+                settled[key] = group
         if time.monotonic() > deadline:
             page.stopped_early = True
-            return ids[-1]
+            return batch[-1][0]
     return None
 
 

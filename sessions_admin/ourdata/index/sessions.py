@@ -29,7 +29,7 @@ from sessions_admin.store.queries import Cursor, SessionFilter, SessionPage
 #: How long after a complete pass the index still counts as fresh.
 FRESH_FOR_S = 600
 #: Above this many trigram candidates, walking by last activity is cheaper.
-CANDIDATE_CAP = 5000
+CANDIDATE_CAP = 1000
 
 
 def is_fresh(side: sqlite3.Connection) -> bool:
