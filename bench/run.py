@@ -27,6 +27,8 @@ BENCHES = [
     ("frames (store)", ["bench/bench_frames.py"]),
     ("frames (pages)", ["bench/bench_frames_views.py"]),
     ("deletes", ["bench/bench_deletes.py"]),
+    ("search", ["bench/bench_search.py"]),
+    ("search index layouts", ["bench/bench_search_variants.py"]),
 ]
 
 

@@ -229,3 +229,19 @@ def test_it_refuses_a_data_folder_that_is_the_stores_own(store, settings):
     with pytest.raises(CommandError, match="store's own folder"):
         call_command("sync_index", stdout=io.StringIO(), stderr=err)
     assert sorted(p.name for p in store.path.parent.iterdir()) == ["store.db"]
+
+
+@STORE_DB
+def test_a_side_database_of_another_layout_asks_for_a_rebuild_and_pages_ignore_it(
+    store, var_dir, staff_client
+):
+    fill(store, sessions=1, per_session=1)
+    sync.sync_once()
+    side = sidedb.connect()
+    side.execute("PRAGMA user_version = 99")
+    side.close()
+    with pytest.raises(CommandError, match="--rebuild"):
+        call_command("sync_index", stdout=io.StringIO())
+    assert "No search index yet" in staff_client.get("/search/?q=wombat0").content.decode()
+    call_command("sync_index", "--rebuild", stdout=io.StringIO())
+    assert matching("wombat0")

@@ -26,6 +26,7 @@ import sqlite3
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Protocol
 
 from sessions_admin.ourdata import sidedb
@@ -72,6 +73,9 @@ LISTENERS: list[SyncListener] = []
 #: The modules whose import registers a listener.
 CONSUMERS: list[str] = ["sessions_admin.ourdata.index"]
 
+#: Bumped when a table of the side database changes shape; an older file asks
+#: for ``sync_index --rebuild`` (pages treat it as no index).
+LAYOUT_VERSION = 1
 #: Messages per batch (one side-database transaction each).
 BATCH_SIZE = 20_000
 #: A pass that took in this many messages ends with the listeners' ``finish_build``.
@@ -136,11 +140,29 @@ def _now_ms() -> int:
     return int(time.time() * 1000)
 
 
+class SideLayoutChanged(RuntimeError):
+    """The side database was made by an older layout: ``sync_index --rebuild``."""
+
+
 def prepare(side: sqlite3.Connection) -> None:
     """The runner's tables and every listener's, created if missing."""
+    version = side.execute("PRAGMA user_version").fetchone()[0]
+    if version not in (0, LAYOUT_VERSION) or (version == 0 and has_tables(side)):
+        raise SideLayoutChanged(
+            f"The side database {sidedb.side_path()} has an older layout: run "
+            "manage.py sync_index --rebuild."
+        )
     sidedb.run_script(side, _SCHEMA)
     for listener in listeners():
         listener.create(side)
+    if version == 0:
+        side.execute(f"PRAGMA user_version = {LAYOUT_VERSION}")
+
+
+def is_current(side: sqlite3.Connection) -> bool:
+    """Was this side database made by this layout (and prepared at least once)?"""
+    version = side.execute("PRAGMA user_version").fetchone()[0]
+    return version == LAYOUT_VERSION and has_tables(side)
 
 
 def read_state(side: sqlite3.Connection) -> SyncState:
@@ -387,25 +409,21 @@ def _finish_build(side: sqlite3.Connection) -> None:
     sidedb.release_free_pages(side)
 
 
-def rebuild(side: sqlite3.Connection | None = None) -> None:
-    """Forget everything: the next pass builds from the first message."""
-    own = side is None
-    side = side or sidedb.connect()
+def rebuild() -> None:
+    """Forget everything: a new, empty side database; the next pass builds from the start.
+
+    Everything in it is derived from the store, so the file itself goes (and
+    with it any free pages or tables of an older layout). Stop a running
+    ``--follow`` first: it would keep writing to the removed file.
+    """
+    path = sidedb.side_path()
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{path}{suffix}").unlink(missing_ok=True)
+    side = sidedb.connect()
     try:
         prepare(side)
-        side.execute("BEGIN IMMEDIATE")
-        try:
-            for listener in listeners():
-                listener.reset(side)
-            side.execute("DELETE FROM sync_state")
-            side.execute("DELETE FROM sync_sessions")
-            side.execute("COMMIT")
-        except BaseException:
-            side.execute("ROLLBACK")
-            raise
     finally:
-        if own:
-            side.close()
+        side.close()
 
 
 def forget_sessions(session_ids: Iterable[str]) -> bool:

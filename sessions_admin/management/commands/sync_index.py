@@ -117,6 +117,8 @@ class Command(BaseCommand):
             )
         except StoreError as exc:
             raise CommandError(exc.message) from None
+        except sync.SideLayoutChanged as exc:
+            raise CommandError(str(exc)) from None
         except Exception as exc:
             if type(exc).__module__.startswith(("sqlite3", "pysqlite3", "django.db")):
                 raise CommandError(describe_database_error(exc).message) from None

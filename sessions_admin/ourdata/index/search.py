@@ -31,7 +31,7 @@ from sessions_admin.ourdata.index.text import (
     is_indexable,
     snippet,
 )
-from sessions_admin.ourdata.sync import has_tables, read_state
+from sessions_admin.ourdata.sync import is_current, read_state
 from sessions_admin.store import feed
 from sessions_admin.store.feed import FeedMessage, FeedSession
 
@@ -133,7 +133,7 @@ NEWER_CAP = 100_000
 
 def freshness(side: sqlite3.Connection | None) -> Freshness:
     """How far the index is behind the store: one seek plus a capped count."""
-    if side is None or not has_tables(side):
+    if side is None or not is_current(side):
         return Freshness(built=False)
     state = read_state(side)
     if state.synced_at_ms is None and state.last_id == 0:

@@ -22,7 +22,7 @@ from typing import Any
 
 from sessions_admin.ourdata import sidedb
 from sessions_admin.ourdata.index.text import FIELD_SEPARATOR, contains, fold, fts_query
-from sessions_admin.ourdata.sync import has_tables, read_state
+from sessions_admin.ourdata.sync import is_current, read_state
 from sessions_admin.store import feed, queries
 from sessions_admin.store.queries import Cursor, SessionFilter, SessionPage
 
@@ -33,7 +33,7 @@ CANDIDATE_CAP = 1000
 
 
 def is_fresh(side: sqlite3.Connection) -> bool:
-    if not has_tables(side):
+    if not is_current(side):
         return False
     state = read_state(side)
     if not isinstance(state.synced_at_ms, int):
