@@ -25,6 +25,7 @@ import logging
 import sqlite3
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -339,6 +340,66 @@ def _apply_session_changes(side: sqlite3.Connection, report: SyncReport) -> None
     report.forgotten_ids = gone[:100]
 
 
+def _take_all(
+    side: sqlite3.Connection,
+    prefetch: _Prefetch,
+    last_id: int,
+    total: int,
+    report: SyncReport,
+    on_progress: Callable[[Progress], None] | None,
+    should_stop: Callable[[], bool] | None,
+) -> int:
+    """Every batch after ``last_id``, each in its own transaction; returns the last id."""
+    started = time.perf_counter()
+    while True:
+        if should_stop is not None and should_stop():
+            report.interrupted = True
+            return last_id
+        batch = prefetch.after(last_id)
+        if not batch:
+            return last_id
+        report.messages += _take_batch(side, batch)
+        report.batches += 1
+        last_id = batch[-1].id
+        if on_progress is not None:
+            total = max(total, report.messages)
+            on_progress(Progress(report.messages, total, time.perf_counter() - started, last_id))
+
+
+class _Prefetch:
+    """Reads the next batch from the store in a second thread while this one indexes it.
+
+    SQLite releases the GIL while it steps, so reading batch n+1 (and turning
+    its rows into FeedMessages) overlaps the FTS5 inserts of batch n: on two
+    cores a first build runs faster. The thread has its own store connection
+    (Django keeps one per thread), closed with the prefetcher.
+    """
+
+    def __init__(self, batch_size: int) -> None:
+        self.batch_size = batch_size
+        self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sync-feed")
+        self.pending: tuple[int, Future] | None = None
+
+    def _read(self, after_id: int) -> list[FeedMessage]:
+        return feed.messages_after(after_id, self.batch_size)
+
+    def after(self, after_id: int) -> list[FeedMessage]:
+        if self.pending is not None and self.pending[0] == after_id:
+            batch = self.pending[1].result()
+        else:
+            batch = self.pool.submit(self._read, after_id).result()
+        self.pending = None
+        if len(batch) == self.batch_size:
+            self.pending = (batch[-1].id, self.pool.submit(self._read, batch[-1].id))
+        return batch
+
+    def close(self) -> None:
+        if self.pending is not None:
+            self.pending[1].cancel()
+        self.pool.submit(feed.close_thread_connection).result()
+        self.pool.shutdown()
+
+
 def sync_once(
     *,
     batch_size: int = BATCH_SIZE,
@@ -366,20 +427,11 @@ def sync_once(
         last_id = state.last_id
         newest = feed.last_message_id()
         total = max(newest - last_id, 0)
-        while True:
-            if should_stop is not None and should_stop():
-                report.interrupted = True
-                break
-            batch = feed.messages_after(last_id, batch_size)
-            if not batch:
-                break
-            report.messages += _take_batch(side, batch)
-            report.batches += 1
-            last_id = batch[-1].id
-            if on_progress is not None:
-                elapsed = time.perf_counter() - started
-                total = max(total, report.messages)
-                on_progress(Progress(report.messages, total, elapsed, last_id))
+        prefetch = _Prefetch(batch_size)
+        try:
+            last_id = _take_all(side, prefetch, last_id, total, report, on_progress, should_stop)
+        finally:
+            prefetch.close()
         if report.messages >= LONG_PASS and not report.interrupted:
             _finish_build(side)
         if not report.interrupted:

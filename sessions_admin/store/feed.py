@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sessions_admin.store.cliptext import clipped_sql
-from sessions_admin.store.connection import raw_connection, run_sql
+from sessions_admin.store.connection import raw_connection, run_sql, store_connection
 
 #: SQLite's default limit on host parameters is far above this; it keeps
 #: every ``IN (…)`` short enough to plan instantly.
@@ -139,6 +139,11 @@ def messages_after(after_id: int, limit: int) -> list[FeedMessage]:
     )
     # A non-integer id cannot exist (INTEGER PRIMARY KEY is the rowid).
     return [_feed_message(row) for row in rows]
+
+
+def close_thread_connection() -> None:
+    """Close this thread's store connection (the sync reads ahead in a thread of its own)."""
+    store_connection().close()
 
 
 def last_message_id() -> int:
