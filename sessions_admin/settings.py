@@ -253,6 +253,8 @@ LOGGING = {
         # runserver's access lines would only repeat it. 5xx tracebacks stay.
         "django.request": {"level": "ERROR"},
         "django.server": {"level": "WARNING"},
-        "axes.apps": {"level": "WARNING"},  # its "BEGIN version" line at every start
+        # axes warns of each failure and lockout; its INFO lines (every good
+        # login, every clean-up) are noise.
+        "axes": {"level": "WARNING"},
     },
 }
