@@ -20,6 +20,7 @@ import time
 from dataclasses import dataclass, field
 from http.cookies import SimpleCookie
 from pathlib import Path
+from urllib.parse import urlencode
 
 ROOT = Path(__file__).resolve().parent.parent
 HOST = "admin.example.com"
@@ -109,13 +110,14 @@ class Browser:
         conn.close()
         return result
 
-    def log_in(self, username: str, password: str, path: str = "/login/") -> Response:
-        from urllib.parse import urlencode
-
+    def submit(self, path: str, fields: dict[str, str]) -> Response:
+        """GET the form at ``path`` and POST ``fields`` back with its CSRF token."""
         form = self.request("GET", path).body
         token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', form).group(1)
-        fields = {"csrfmiddlewaretoken": token, "username": username, "password": password}
-        return self.request("POST", path, urlencode(fields))
+        return self.request("POST", path, urlencode({"csrfmiddlewaretoken": token, **fields}))
+
+    def log_in(self, username: str, password: str, path: str = "/login/") -> Response:
+        return self.submit(path, {"username": username, "password": password})
 
 
 @dataclass
@@ -179,9 +181,18 @@ def deploy(workdir: Path, host_home: Path, **extra_env: str) -> Deployment:
         )
         assert done.returncode == 0, f"manage.py {' '.join(step)}:\n{done.stdout}{done.stderr}"
         outputs[" ".join(step)] = done.stdout + done.stderr
+    process, port, log = serve(repo, env, server, workdir / "gunicorn.log")
+    deployment = Deployment(repo, env, port, process, log, outputs)
+    wait_until_healthy(deployment)
+    return deployment
+
+
+def serve(
+    repo: Path, env: dict[str, str], server: list[str], log: Path
+) -> tuple[subprocess.Popen, int, Path]:
+    """Start the README's gunicorn command in ``repo`` on a free port."""
     port = free_port()
     bind = [w if not w.startswith("127.0.0.1:") else f"127.0.0.1:{port}" for w in server]
-    log = workdir / "gunicorn.log"
     process = subprocess.Popen(
         [sys.executable, "-m", "gunicorn", *bind],
         cwd=repo,
@@ -189,9 +200,17 @@ def deploy(workdir: Path, host_home: Path, **extra_env: str) -> Deployment:
         stdout=log.open("w"),
         stderr=subprocess.STDOUT,
     )
-    deployment = Deployment(repo, env, port, process, log, outputs)
-    wait_until_healthy(deployment)
-    return deployment
+    return process, port, log
+
+
+def another_instance(deployment: Deployment, workdir: Path) -> Deployment:
+    """A second dashboard from the same code, with its own data folder."""
+    env = {**deployment.env, "SESSIONS_ADMIN_VAR_DIR": str(workdir / "var-2")}
+    _, _, server = production_steps((deployment.repo / "README.md").read_text())
+    process, port, log = serve(deployment.repo, env, server, workdir / "gunicorn-2.log")
+    second = Deployment(deployment.repo, env, port, process, log, {})
+    wait_until_healthy(second)
+    return second
 
 
 def wait_until_healthy(deployment: Deployment, seconds: float = 30) -> None:

@@ -24,3 +24,13 @@ for _name in (
 from sessions_admin.settings import *  # noqa: E402,F403
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+# .ci/run repeats the Django-side tests with Django's own database on PostgreSQL
+# (scripts/with-postgres sets this); the store stays SQLite either way.
+if os.environ.get("SESSIONS_ADMIN_TEST_DATABASE_URL"):
+    from sessions_admin.env import env_database_url
+
+    DATABASES["default"] = {  # noqa: F405
+        **env_database_url("SESSIONS_ADMIN_TEST_DATABASE_URL"),
+        "CONN_MAX_AGE": 0,
+    }
