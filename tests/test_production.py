@@ -129,3 +129,22 @@ def test_each_request_is_one_json_line_with_its_user_and_request_id(deployed):
     }
     assert isinstance(mine[0]["duration_ms"], float)
     assert any(line["logger"] == "gunicorn.error" for line in lines)
+
+
+def test_a_hup_restart_replaces_the_workers_without_dropping_a_request(deployed):
+    """Last in the module: it restarts the shared server's workers."""
+    import os
+    import signal
+    import time
+
+    browser = deployed.browser()
+    browser.log_in("admin", PASSWORD)
+    os.kill(deployed.process.pid, signal.SIGHUP)
+    statuses = []
+    deadline = time.monotonic() + 4
+    while time.monotonic() < deadline:
+        statuses.append(browser.request("GET", "/sessions/").status)
+    assert statuses and set(statuses) == {200}
+    log = "\n".join(deployed.log_lines())
+    assert "Handling signal: hup" in log.lower() or "hang up" in log.lower(), log[-2000:]
+    assert deployed.process.poll() is None
