@@ -101,7 +101,7 @@ def _user_name(request: HttpRequest) -> str | None:
         return None
     try:
         return user.get_username() if user.is_authenticated else None
-    except Exception:  # noqa: BLE001 - the log line must not fail the request
+    except Exception:  # the log line must never fail the request it describes
         return None
 
 

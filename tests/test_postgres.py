@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import os
 import secrets
+import subprocess
+import sys
 from urllib.parse import quote
 
 import pytest
@@ -23,7 +25,8 @@ pytestmark = [
     pytest.mark.ourdb,
     pytest.mark.skipif(
         not TEST_DATABASE_URL,
-        reason="no PostgreSQL here: scripts/with-postgres (run by .ci/run) provides one",
+        reason="Django's database is not PostgreSQL in this run: "
+        "scripts/with-postgres provides one (.ci/run does)",
     ),
 ]
 
@@ -86,7 +89,7 @@ def test_a_lockout_on_one_instance_holds_on_the_other(two_instances):
         reply = first.browser().log_in("admin", "wrong password")
     assert reply.status == 429
     assert second.browser().log_in("admin", PASSWORD).status == 429
-    done = first_manage(first, "axes_reset_username", "admin")
+    done = manage(first, "axes_reset_username", "admin")
     assert done.returncode == 0
     assert second.browser().log_in("admin", PASSWORD).status == 302
 
@@ -102,10 +105,7 @@ def test_a_delete_on_one_instance_is_in_the_other_s_audit_log(two_instances):
     assert "Delete one session" in audits.body and "1 deletion audit" in audits.body
 
 
-def first_manage(deployment: Deployment, *args: str):
-    import subprocess
-    import sys
-
+def manage(deployment: Deployment, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "manage.py", *args],
         cwd=deployment.repo,
