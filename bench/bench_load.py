@@ -252,6 +252,18 @@ def lost_writes(store: Path, written: dict[str, int]) -> int:
     return lost
 
 
+def server_times(log: Path) -> list[float]:
+    """The server's own duration of each browsing request, from its JSON request lines."""
+    times = []
+    for line in log.read_text(errors="replace").splitlines():
+        if '"sessions_admin.request"' not in line:
+            continue
+        entry = json.loads(line)
+        if not entry["path"].startswith(("/login/", "/static/", "/healthz")):
+            times.append(entry["duration_ms"])
+    return sorted(times)
+
+
 def report(timings: list, seconds: int, appended: tuple, lost: int) -> bool:
     """Per page and for all browsing (logins apart), then the appender; True if goals met."""
     written, waits, errors = appended
@@ -329,6 +341,7 @@ def main() -> None:
         samples_file.write_text(json.dumps(samples(store, source / "sessions", accounts)))
         port = free_port()
         gunicorn = start_gunicorn(env, port, out / "gunicorn.log")
+        load_before = os.getloadavg()[0]
         writer.start()
         assert results.get(timeout=60)[0] == "ready"
         print(f"{args.users} staff for {args.seconds} s on http://127.0.0.1:{port}/ …", flush=True)
@@ -338,8 +351,19 @@ def main() -> None:
         writer.join(timeout=30)
         gunicorn.send_signal(signal.SIGTERM)
         gunicorn.wait(timeout=60)
+        load_after = os.getloadavg()[0]
         timings = json.loads((out / "timings.json").read_text())
         met = report(timings, args.seconds, appended, lost_writes(store, appended[0]))
+        inside = server_times(out / "gunicorn.log")
+        print(
+            f"inside the server (its request log, {len(inside)} requests): "
+            f"p50 {percentile(inside, 0.5):.1f} ms, p95 {percentile(inside, 0.95):.1f} ms, "
+            f"p99 {percentile(inside, 0.99):.1f} ms"
+        )
+        print(
+            f"host load average (1 min): {load_before:.1f} before, {load_after:.1f} after "
+            f"({os.cpu_count()} cores, shared)"
+        )
         server_errors = [
             line for line in (out / "gunicorn.log").read_text().splitlines() if '"ERROR"' in line
         ]
