@@ -1,0 +1,108 @@
+"""The rollups' tables in the side database, and the time grains they are kept at.
+
+Every table is prefixed ``rollup_``. Times are epoch milliseconds; an hour
+bucket is ``ts // HOUR_MS``, a day bucket ``ts // DAY_MS`` (UTC). A message
+whose ``ts`` is not a whole number lands in bucket :data:`NO_TIME` and counts
+only in the ``all`` window (a call's ``ts`` is then stored as ``NO_TIME``, which
+``ts // grain`` puts in that same bucket).
+
+* ``rollup_call``: one row per tool call (call and result rows merged),
+  the per-call table behind a tool's page and the exact percentiles;
+* ``rollup_tool_hour`` / ``rollup_tool_day``: calls, errors, timed calls,
+  total and max duration per bucket x tool x target x profile;
+* ``rollup_activity_hour`` / ``rollup_activity_day``: messages written and
+  sessions started per bucket x target x profile;
+* ``rollup_principal_day``: messages, sessions started, calls and errors
+  per day x principal;
+* ``rollup_session`` and ``rollup_session_hour``: what each session
+  contributed, so that forgetting a session subtracts exactly that;
+* ``rollup_meta``: when the figures were last computed.
+"""
+
+from __future__ import annotations
+
+HOUR_MS = 3_600_000
+DAY_MS = 86_400_000
+NO_TIME = -1
+#: Characters of args and result kept per call for the tool page's rows.
+HEAD_CHARS = 160
+
+GRAINS = {"hour": HOUR_MS, "day": DAY_MS}
+
+TABLES = (
+    "rollup_meta",
+    "rollup_call",
+    "rollup_tool_hour",
+    "rollup_tool_day",
+    "rollup_activity_hour",
+    "rollup_activity_day",
+    "rollup_principal_day",
+    "rollup_session",
+    "rollup_session_hour",
+)
+
+_TOOL_CELLS = """
+CREATE TABLE IF NOT EXISTS rollup_tool_{grain} (
+  bucket INTEGER NOT NULL, tool TEXT NOT NULL, target TEXT NOT NULL, profile TEXT NOT NULL,
+  calls INTEGER NOT NULL, errors INTEGER NOT NULL, timed INTEGER NOT NULL,
+  total_ms INTEGER NOT NULL, max_ms INTEGER,
+  PRIMARY KEY (bucket, tool, target, profile)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS rollup_activity_{grain} (
+  bucket INTEGER NOT NULL, target TEXT NOT NULL, profile TEXT NOT NULL,
+  messages INTEGER NOT NULL, sessions INTEGER NOT NULL,
+  PRIMARY KEY (bucket, target, profile)
+) WITHOUT ROWID;
+"""
+
+DDL = (
+    """
+CREATE TABLE IF NOT EXISTS rollup_meta (key TEXT PRIMARY KEY, value INTEGER) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS rollup_call (
+  id INTEGER PRIMARY KEY,
+  session_id TEXT NOT NULL,
+  call_key TEXT NOT NULL,
+  tool TEXT NOT NULL, target TEXT NOT NULL, profile TEXT NOT NULL, principal TEXT,
+  ts INTEGER,
+  duration_ms INTEGER,
+  failed INTEGER NOT NULL,
+  first_id INTEGER NOT NULL,
+  second_id INTEGER,
+  link_id INTEGER NOT NULL,
+  args_head TEXT, result_head TEXT
+);
+CREATE UNIQUE INDEX IF NOT EXISTS rollup_call_key ON rollup_call (session_id, call_key);
+-- A tool's calls newest first, and its durations within a window.
+CREATE INDEX IF NOT EXISTS rollup_call_tool_ts ON rollup_call (tool, ts, duration_ms);
+CREATE INDEX IF NOT EXISTS rollup_call_tool_failed ON rollup_call (tool, ts) WHERE failed;
+-- A tool's durations in order, for the percentiles of the whole history.
+CREATE INDEX IF NOT EXISTS rollup_call_tool_duration ON rollup_call (tool, duration_ms)
+  WHERE duration_ms IS NOT NULL;
+CREATE INDEX IF NOT EXISTS rollup_call_first ON rollup_call (first_id);
+CREATE INDEX IF NOT EXISTS rollup_call_second ON rollup_call (second_id)
+  WHERE second_id IS NOT NULL;
+CREATE TABLE IF NOT EXISTS rollup_principal_day (
+  bucket INTEGER NOT NULL, principal TEXT NOT NULL,
+  messages INTEGER NOT NULL, sessions INTEGER NOT NULL,
+  calls INTEGER NOT NULL, errors INTEGER NOT NULL,
+  PRIMARY KEY (bucket, principal)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS rollup_session (
+  session_id TEXT PRIMARY KEY,
+  target TEXT NOT NULL, profile TEXT NOT NULL, principal TEXT,
+  first_ts INTEGER, last_ts INTEGER, messages INTEGER NOT NULL
+);
+-- Sessions active in a window, by target and profile (a covering index).
+CREATE INDEX IF NOT EXISTS rollup_session_last ON rollup_session (last_ts, target, profile);
+CREATE TABLE IF NOT EXISTS rollup_session_hour (
+  session_id TEXT NOT NULL, bucket INTEGER NOT NULL, messages INTEGER NOT NULL,
+  PRIMARY KEY (session_id, bucket)
+) WITHOUT ROWID;
+"""
+    + _TOOL_CELLS.format(grain="hour")
+    + _TOOL_CELLS.format(grain="day")
+)
+
+
+def bucket_of(ts: int | None, grain_ms: int) -> int:
+    return NO_TIME if ts is None else ts // grain_ms
