@@ -1,20 +1,21 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import path
-from django.views.generic import RedirectView
 
 from sessions_admin.views import (  # noqa: F401
     deletes,
     export,
     frames,
     health,
+    overview,
     routing,
     sessions,
+    tools,
     transcript,
 )
 
 urlpatterns = [
-    path("", RedirectView.as_view(pattern_name="sessions", permanent=False)),
+    path("", overview.overview, name="overview"),
     path("healthz", health.healthz, name="healthz"),
     path(
         "login/",
@@ -26,6 +27,8 @@ urlpatterns = [
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("sessions/", sessions.session_list, name="sessions"),
     path("targets/", sessions.targets, name="targets"),
+    path("tools/", tools.tool_list, name="tools"),
+    path("tools/<path:name>/", tools.tool_detail, name="tool"),
     path("frames/orphans/", frames.orphans_page, name="frames_orphans"),
     path("sessions/<path:rest>/", routing.session_dispatch, name="session"),
     path("admin/", admin.site.urls),

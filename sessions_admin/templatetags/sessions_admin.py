@@ -133,3 +133,14 @@ def intcomma(value: int | None) -> str:
 @register.inclusion_tag("sessions_admin/_copy_id.html")
 def copy_id(value: str, shorten: bool = True) -> dict:
     return {"value": value, "short": short_id(value) if shorten else value}
+
+
+@register.filter
+def percent(value: float | None) -> str:
+    """A share as "8.1 %" ("0.04 %" for small non-zero shares, so they never read as 0)."""
+    if value is None:
+        return "–"
+    share = value * 100
+    if 0 < share < 0.1:
+        return f"{share:.2f} %"
+    return f"{share:.1f} %"
