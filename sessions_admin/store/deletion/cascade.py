@@ -106,6 +106,10 @@ def _cascade(
                 counts.sessions = _execute(f"DELETE FROM sessions WHERE id {match}", ids)
     except DatabaseError as exc:
         raise describe_database_error(exc) from exc
+    # Committed: our side data (search index, rollups) drops these sessions now.
+    from sessions_admin.ourdata.sync import forget_sessions
+
+    forget_sessions(ids)
     return counts, ids
 
 
