@@ -10,7 +10,7 @@ from sessions_admin.ourdata.rollups import ROLLUPS
 from sessions_admin.ourdata.rollups.calls import CallFilter, tool_calls
 from sessions_admin.ourdata.rollups.figures import Scope, Window, by_target, tool_rows
 from sessions_admin.ourdata.rollups.schema import DAY_MS, HOUR_MS
-from sessions_admin.ourdata.rollups.sidedb import open_side_for_writing
+from sessions_admin.ourdata import sidedb
 from sessions_admin.ourdata.sync import LISTENERS
 from tests import rollupdata as R
 
@@ -18,7 +18,7 @@ from tests import rollupdata as R
 @pytest.fixture
 def side(settings, tmp_path):
     settings.VAR_DIR = tmp_path / "var"
-    conn = open_side_for_writing()
+    conn = sidedb.connect()
     ROLLUPS.create(conn)
     yield conn
     conn.close()

@@ -9,7 +9,7 @@ import pytest
 from django.urls import resolve
 
 from sessions_admin.ourdata.rollups import ROLLUPS
-from sessions_admin.ourdata.rollups.sidedb import open_side_for_writing
+from sessions_admin.ourdata import sidedb
 from tests import rollupdata as R
 from tests.conftest import STORE_DB
 
@@ -19,7 +19,7 @@ def synced(store, settings, tmp_path, monkeypatch):
     """A store full of calls, fed through the rollups, with "now" just after its last message."""
     settings.VAR_DIR = tmp_path / "var"
     R.fill_store(store, Random(13), sessions=12)
-    side = open_side_for_writing()
+    side = sidedb.connect()
     ROLLUPS.create(side)
     with side:
         ROLLUPS.add_messages(side, R.feed(store))

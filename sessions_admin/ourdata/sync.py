@@ -66,7 +66,7 @@ class SyncListener(Protocol):
 LISTENERS: list[SyncListener] = []
 
 #: The modules whose import registers a listener.
-CONSUMERS: list[str] = ["sessions_admin.ourdata.index"]
+CONSUMERS: list[str] = ["sessions_admin.ourdata.index", "sessions_admin.ourdata.rollups"]
 
 #: Messages per batch (one side-database transaction each).
 BATCH_SIZE = 5000

@@ -14,7 +14,7 @@ from django.urls import reverse
 from sessions_admin.charts import Point, bar_chart, sparkline
 from sessions_admin.ids import session_url
 from sessions_admin.ourdata.rollups.figures import WINDOWS, Window, bucket_ms
-from sessions_admin.ourdata.rollups.sidedb import open_side_read_only
+from sessions_admin.ourdata import sidedb
 
 #: The session list's last-active preset that matches each window.
 LIST_PRESET = {"24h": "24h", "7d": "7d", "30d": "30d", "all": None}
@@ -26,12 +26,15 @@ class NotComputed(Exception):
 
 @contextmanager
 def side_db() -> Iterator[sqlite3.Connection]:
-    conn = open_side_read_only()
+    try:
+        conn = sidedb.connect_readonly()
+    except sidedb.SideDatabaseUnavailable as exc:
+        raise NotComputed() from exc
     if conn is None:
         raise NotComputed()
     try:
         yield conn
-    except sqlite3.OperationalError as exc:
+    except (sqlite3.OperationalError, sidedb.driver().OperationalError) as exc:
         if "no such table" in str(exc):
             raise NotComputed() from exc
         raise
