@@ -13,6 +13,7 @@ for _name in (
     "SESSIONS_ADMIN_FRAMES_DIR",
     "SESSIONS_ADMIN_READ_ONLY",
     "SESSIONS_ADMIN_TRACE_URL",
+    "SESSIONS_ADMIN_RESUME_URL",
 ):
     os.environ.pop(_name, None)
 

@@ -6,11 +6,11 @@ from random import Random
 
 import pytest
 
+from sessions_admin.ourdata import sidedb
 from sessions_admin.ourdata.rollups import ROLLUPS
 from sessions_admin.ourdata.rollups.calls import CallFilter, tool_calls
 from sessions_admin.ourdata.rollups.figures import Scope, Window, by_target, tool_rows
 from sessions_admin.ourdata.rollups.schema import DAY_MS, HOUR_MS
-from sessions_admin.ourdata import sidedb
 from sessions_admin.ourdata.sync import LISTENERS
 from tests import rollupdata as R
 

@@ -8,8 +8,8 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from django.urls import resolve
 
-from sessions_admin.ourdata.rollups import ROLLUPS
 from sessions_admin.ourdata import sidedb
+from sessions_admin.ourdata.rollups import ROLLUPS
 from tests import rollupdata as R
 from tests.conftest import STORE_DB
 

@@ -7,8 +7,10 @@ text, never markup.
 from __future__ import annotations
 
 from datetime import datetime, tzinfo
+from urllib.parse import quote
 
 from django import template
+from django.conf import settings
 from django.utils import timezone
 from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
@@ -144,3 +146,25 @@ def percent(value: float | None) -> str:
     if 0 < share < 0.1:
         return f"{share:.2f} %"
     return f"{share:.1f} %"
+
+
+def fill_url_template(template: str, **values: str | None) -> str:
+    """``{name}`` placeholders replaced by percent-encoded values (every reserved character)."""
+    url = template
+    for name, value in values.items():
+        url = url.replace("{" + name + "}", quote(value or "", safe=""))
+    return url
+
+
+@register.simple_tag
+def resume_url(session: object) -> str:
+    """Where the runtime's Director Chat resumes this session ("" when not configured)."""
+    template = settings.RESUME_URL_TEMPLATE
+    if not template:
+        return ""
+    return fill_url_template(
+        template,
+        session_id=getattr(session, "id", ""),
+        target_key=getattr(session, "target_key", ""),
+        profile_key=getattr(session, "profile_key", ""),
+    )

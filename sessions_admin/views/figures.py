@@ -13,8 +13,8 @@ from django.urls import reverse
 
 from sessions_admin.charts import Point, bar_chart, sparkline
 from sessions_admin.ids import session_url
-from sessions_admin.ourdata.rollups.figures import WINDOWS, Window, bucket_ms
 from sessions_admin.ourdata import sidedb
+from sessions_admin.ourdata.rollups.figures import WINDOWS, Window, bucket_ms
 
 #: The session list's last-active preset that matches each window.
 LIST_PRESET = {"24h": "24h", "7d": "7d", "30d": "30d", "all": None}
