@@ -25,7 +25,6 @@ from sessions_admin.access import DELETE_SESSIONS, staff_view
 from sessions_admin.store import deletion, queries
 from sessions_admin.store.connection import is_read_only
 from sessions_admin.templatetags.sessions_admin import short_id
-from sessions_admin.views.routing import register
 
 TEMPLATE = "sessions_admin/delete.html"
 
@@ -34,7 +33,6 @@ class HttpResponseSeeOther(HttpResponseRedirect):
     status_code = 303
 
 
-@register("delete")
 @require_http_methods(["GET", "HEAD", "POST"])
 @vary_on_headers("HX-Request")
 @staff_view(DELETE_SESSIONS)

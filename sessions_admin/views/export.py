@@ -23,10 +23,10 @@ from django.shortcuts import render
 from django.utils.http import content_disposition_header
 from django.views.decorators.http import require_safe
 
+from sessions_admin.access import staff_view
 from sessions_admin.store import queries
 from sessions_admin.store import transcript as store
 from sessions_admin.store.timeutil import from_epoch_ms
-from sessions_admin.views.routing import register
 
 FORMATS = {
     "json": ("application/json", "json"),
@@ -198,8 +198,8 @@ def export_markdown(session: queries.SessionRow) -> Iterator[str]:
 _WRITERS = {"json": export_json, "jsonl": export_jsonl, "md": export_markdown}
 
 
-@register("export")
 @require_safe
+@staff_view()
 def export(request: HttpRequest, session_id: str) -> HttpResponse | StreamingHttpResponse:
     fmt = request.GET.get("format", "json")
     if fmt not in FORMATS:

@@ -20,13 +20,13 @@ from django.utils.http import content_disposition_header
 from django.views.decorators.http import require_safe
 from django.views.decorators.vary import vary_on_headers
 
+from sessions_admin.access import staff_view
 from sessions_admin.ids import session_url
 from sessions_admin.store import queries
 from sessions_admin.store import transcript as store
 from sessions_admin.store.jsontext import parse_json_text
 from sessions_admin.views import jsonhtml
 from sessions_admin.views.messages import render_messages
-from sessions_admin.views.routing import register
 
 TEMPLATE = "sessions_admin/session.html"
 VALUE_TEMPLATE = "sessions_admin/value.html"
@@ -146,9 +146,9 @@ def _state_value_url(session_id: str, key: str, **query: Any) -> str:
     return session_url(session_id, f"state/{quote(key, safe='')}/value", **query)
 
 
-@register("")
 @require_safe
 @vary_on_headers("HX-Request")
+@staff_view()
 def session_page(request: HttpRequest, session_id: str) -> HttpResponse:
     tab = request.GET.get("tab", "")
     if tab == "state":
@@ -201,16 +201,16 @@ def _state_page(request: HttpRequest, session_id: str) -> HttpResponse:
     return render(request, TEMPLATE, context)
 
 
-@register("state")
 @require_safe
 @vary_on_headers("HX-Request")
+@staff_view()
 def state_page(request: HttpRequest, session_id: str) -> HttpResponse:
     return _state_page(request, session_id)
 
 
-@register("stats")
 @require_safe
 @vary_on_headers("HX-Request")
+@staff_view()
 def stats_page(request: HttpRequest, session_id: str) -> HttpResponse:
     """Statistics: a fragment for the header's lazy load, else the page with them shown."""
     if request.htmx:
@@ -272,9 +272,9 @@ def _with_raw(request: HttpRequest) -> str:
     return query.urlencode()
 
 
-@register("message_value")
 @require_safe
 @vary_on_headers("HX-Request")
+@staff_view()
 def message_value(
     request: HttpRequest, session_id: str, message_id: str, field: str
 ) -> HttpResponse:
@@ -317,8 +317,8 @@ def _state_value(request: HttpRequest, session: queries.SessionRow, key: str) ->
     )
 
 
-@register("state_value")
 @require_safe
 @vary_on_headers("HX-Request")
+@staff_view()
 def state_value(request: HttpRequest, session_id: str, key: str) -> HttpResponse:
     return _state_value(request, _session(session_id), key)

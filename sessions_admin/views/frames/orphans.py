@@ -12,11 +12,10 @@ import time
 from typing import Any
 
 from django.contrib import messages
-from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import reverse
-from django.views.decorators.http import require_http_methods
+from django.views.decorators.http import require_http_methods, require_POST
 
 from sessions_admin.access import DELETE_SESSIONS, staff_view
 from sessions_admin.ids import session_url
@@ -67,7 +66,7 @@ def _orphans_context() -> dict[str, Any]:
 @staff_view()
 def orphans_page(request: HttpRequest) -> HttpResponse:
     if request.method == "POST":
-        return _remove_orphans(request)
+        return remove_orphans(request)
     try:
         context = _orphans_context()
     except _FRAMES_ERRORS as exc:
@@ -75,9 +74,10 @@ def orphans_page(request: HttpRequest) -> HttpResponse:
     return render(request, ORPHANS_TEMPLATE, context)
 
 
-def _remove_orphans(request: HttpRequest) -> HttpResponse:
-    if not request.user.has_perm(DELETE_SESSIONS):
-        raise PermissionDenied(f"You need the permission {DELETE_SESSIONS!r}.")
+@require_POST
+@staff_view(DELETE_SESSIONS)
+def remove_orphans(request: HttpRequest) -> HttpResponse:
+    """The orphans page's form (same URL): removal needs the delete permission."""
     back = reverse("frames_orphans")
     every = request.POST.get("all") == "1"
     selected = [sid for sid in request.POST.getlist("session_id") if sid != ""]

@@ -17,6 +17,7 @@ from django.shortcuts import render
 from django.views.decorators.http import require_safe
 from django.views.decorators.vary import vary_on_headers
 
+from sessions_admin.access import staff_view
 from sessions_admin.ids import session_url
 from sessions_admin.store import frames as store
 from sessions_admin.store import queries
@@ -33,7 +34,6 @@ from sessions_admin.views.frames.common import (
     _whole,
 )
 from sessions_admin.views.frames.render import _rows, _timeline
-from sessions_admin.views.routing import register
 
 #: Frames per page: enough to read a request at a glance, small enough to render fast.
 PAGE_FRAMES = 100
@@ -90,9 +90,9 @@ def _last_page(path: Path, query: FrameQuery) -> tuple[int, store.FramePage]:
     return start, page
 
 
-@register("frames_request")
 @require_safe
 @vary_on_headers("HX-Request")
+@staff_view()
 def request_page(request: HttpRequest, session_id: str, request_id: str) -> HttpResponse:
     try:
         query = FrameQuery.from_request(request)
@@ -167,9 +167,6 @@ def request_page(request: HttpRequest, session_id: str, request_id: str) -> Http
     if request.htmx and request.htmx.target == "frames-panel":
         return render(request, f"{REQUEST_TEMPLATE}#panel", context)
     return render(request, REQUEST_TEMPLATE, context)
-
-
-request_page.allows_missing_session = True  # type: ignore[attr-defined]
 
 
 def _tail(

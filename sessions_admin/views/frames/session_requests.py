@@ -15,6 +15,7 @@ from django.shortcuts import render
 from django.views.decorators.http import require_safe
 from django.views.decorators.vary import vary_on_headers
 
+from sessions_admin.access import staff_view
 from sessions_admin.ids import session_url
 from sessions_admin.store import frames as store
 from sessions_admin.store import queries
@@ -28,7 +29,6 @@ from sessions_admin.views.frames.common import (
     _request_url,
 )
 from sessions_admin.views.frames.render import FrameRow, _rows
-from sessions_admin.views.routing import register
 
 REQUESTS_TEMPLATE = "sessions_admin/frames_requests.html"
 
@@ -104,9 +104,9 @@ def _trace_search(
     return hits, unsearched
 
 
-@register("frames")
 @require_safe
 @vary_on_headers("HX-Request")
+@staff_view()
 def requests_page(request: HttpRequest, session_id: str) -> HttpResponse:
     try:
         query = FrameQuery.from_request(request)
@@ -151,6 +151,3 @@ def requests_page(request: HttpRequest, session_id: str) -> HttpResponse:
                 session_id, trace=query.trace, span=query.span
             )
     return render(request, REQUESTS_TEMPLATE, context)
-
-
-requests_page.allows_missing_session = True  # type: ignore[attr-defined]
