@@ -11,7 +11,7 @@ import sqlite3
 from random import Random
 
 from sessions_admin.ourdata.rollups.schema import DAY_MS, HOUR_MS
-from sessions_admin.store.feed import FeedMessage
+from sessions_admin.store.feed import FeedMessage, FeedSession
 from sessions_admin.store.toolcalls import IS_TOOL_CALL_SQL, reports_error_sql
 from tests.storebuilder import BASE_MS, StoreBuilder
 
@@ -83,6 +83,14 @@ def feed(store: StoreBuilder, after_id: int = 0) -> list[FeedMessage]:
     return [FeedMessage(*row) for row in rows]
 
 
+def sessions(store: StoreBuilder, ids: list[str] | None = None) -> list[FeedSession]:
+    rows = store.execute(
+        "SELECT id, target_key, profile_key, principal_id, title, turn_count, created_at, "
+        "last_active FROM sessions ORDER BY id"
+    )
+    return [FeedSession(*row) for row in rows if ids is None or row[0] in ids]
+
+
 _CALLS = f"""
 WITH r AS (
   SELECT m.id, m.session_id, m.tool_name, m.ts, m.tool_duration_ms AS d,
@@ -118,9 +126,8 @@ def reference_activity(store: StoreBuilder, grain_ms: int) -> dict[tuple, tuple]
         "JOIN sessions s ON s.id = m.session_id GROUP BY 1, 2, 3"
     )
     started = store.execute(
-        f"SELECT m.ts / {grain_ms}, s.target_key, s.profile_key, count(*) FROM session_messages m "
-        "JOIN sessions s ON s.id = m.session_id WHERE m.id = (SELECT min(id) FROM "
-        "session_messages WHERE session_id = m.session_id) GROUP BY 1, 2, 3"
+        f"SELECT created_at / {grain_ms}, target_key, profile_key, count(*) FROM sessions "
+        "GROUP BY 1, 2, 3"
     )
     cells: dict[tuple, list[int]] = {}
     for *key, n in messages:

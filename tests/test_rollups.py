@@ -28,8 +28,13 @@ def sync(side, store, after_id: int = 0, batch: int = 17) -> int:
     """Feed new messages in small batches, so calls and results straddle batch edges."""
     messages = R.feed(store, after_id)
     for start in range(0, len(messages), batch):
+        chunk = messages[start : start + batch]
         with side:
-            ROLLUPS.add_messages(side, messages[start : start + batch])
+            ROLLUPS.add_messages(side, chunk)
+            # As the runner does: the touched sessions' rows, after their messages.
+            ROLLUPS.update_sessions(side, R.sessions(store, [m.session_id for m in chunk]))
+    with side:
+        ROLLUPS.update_sessions(side, R.sessions(store))  # the walk finds every session
     return messages[-1].id if messages else after_id
 
 

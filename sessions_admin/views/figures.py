@@ -81,10 +81,10 @@ def bucket_label(bucket: int, grain: str) -> str:
 
 
 def activity_charts(hourly: list[tuple], daily: list[tuple]) -> list:
-    """Messages and sessions started, per hour (last day) and per day (90 days)."""
+    """Messages written and sessions created, per hour (last day) and per day (90 days)."""
     charts = []
     for series, grain, span in ((hourly, "hour", "last 24 hours"), (daily, "day", "last 90 days")):
-        for index, what in ((1, "messages"), (2, "sessions started")):
+        for index, what in ((1, "messages"), (2, "sessions created")):
             points = [Point(bucket_label(row[0], grain), row[index]) for row in series]
             charts.append(
                 bar_chart(

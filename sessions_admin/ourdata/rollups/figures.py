@@ -186,7 +186,7 @@ def percentile(
 
 
 def activity(side: sqlite3.Connection, grain: str, buckets: int, now_ms: int) -> list[tuple]:
-    """(bucket number, messages, sessions started) for the last ``buckets`` buckets."""
+    """(bucket number, messages, sessions created) for the last ``buckets`` buckets."""
     last = now_ms // GRAINS[grain]
     first = last - buckets + 1
     found = {
@@ -219,7 +219,7 @@ def by_target(side: sqlite3.Connection, window: Window) -> list[TargetFigures]:
         [since if since is not None else -(2**62)],
     ).fetchall()
     for target, profile, n, started in messages:
-        # Over all time every session started once: the started count is the session count.
+        # Over all time every session was created once: the created count is the session count.
         cells[(target, profile)] = [started if since is None else 0, n]
     if since is not None:
         for target, profile, n in side.execute(

@@ -23,7 +23,7 @@ from sessions_admin.ourdata.rollups.schema import (
     TABLES,
     bucket_of,
 )
-from sessions_admin.store.feed import FeedMessage
+from sessions_admin.store.feed import FeedMessage, FeedSession
 from sessions_admin.store.toolcalls import call_key, is_tool_call, reports_error
 
 _CHUNK = 500  # ids per IN (...) list
@@ -37,7 +37,7 @@ class _Session:
     first_ts: int | None
     last_ts: int | None
     messages: int
-    new: bool = False
+    created_at: int | None = None
 
 
 @dataclass
@@ -83,10 +83,11 @@ class _Deltas:
         self.principal[(bucket_of(ts, DAY_MS), s.principal or "")][0] += sign
         self.session_hour[(session_id, bucket_of(ts, HOUR_MS))] += sign
 
-    def session_started(self, s: _Session, sign: int = 1) -> None:
+    def session_created(self, s: _Session, sign: int = 1) -> None:
+        created = None if s.created_at == NO_TIME else s.created_at
         for grain, ms in GRAINS.items():
-            self.activity[(grain, bucket_of(s.first_ts, ms), s.target, s.profile)][1] += sign
-        self.principal[(bucket_of(s.first_ts, DAY_MS), s.principal or "")][1] += sign
+            self.activity[(grain, bucket_of(created, ms), s.target, s.profile)][1] += sign
+        self.principal[(bucket_of(created, DAY_MS), s.principal or "")][1] += sign
 
     def call(self, c: _Call, sign: int, *, count: bool = True) -> None:
         """Add (sign 1) or take away (sign -1) one call's contribution."""
@@ -113,11 +114,13 @@ class RollupListener:
     name = "rollups"
 
     def create(self, side: sqlite3.Connection) -> None:
-        side.executescript(DDL)
+        _create_each(side)
 
     def reset(self, side: sqlite3.Connection) -> None:
+        # Dropped, not emptied: a rebuild also brings the tables to this version's schema.
         for table in TABLES:
-            side.execute(f"DELETE FROM {table}")
+            side.execute(f"DROP TABLE IF EXISTS {table}")
+        _create_each(side)
         _stamp(side)
 
     def add_messages(self, side: sqlite3.Connection, batch: Sequence[FeedMessage]) -> None:
@@ -130,9 +133,8 @@ class RollupListener:
             s = sessions.get(m.session_id)
             if s is None:
                 s = sessions[m.session_id] = _Session(
-                    m.target_key or "", m.profile_key or "", m.principal_id, m.ts, m.ts, 0, True
+                    m.target_key or "", m.profile_key or "", m.principal_id, m.ts, m.ts, 0
                 )
-                deltas.session_started(s)
             s.messages += 1
             if m.ts is not None:
                 s.first_ts = m.ts if s.first_ts is None else s.first_ts
@@ -144,6 +146,27 @@ class RollupListener:
         _write_calls(side, calls.items())
         _apply(side, deltas)
         _stamp(side)
+
+    def update_sessions(self, side: sqlite3.Connection, rows: Sequence[FeedSession]) -> None:
+        """Count each session once as created, in the bucket of its row's ``created_at``.
+
+        The runner calls this for sessions new to the sync (with or without
+        messages) and for those a batch touched, after ``add_messages``.
+        """
+        sessions = _load_sessions(side, {row.id for row in rows})
+        deltas = _Deltas()
+        for row in rows:
+            s = sessions.get(row.id)
+            if s is None:
+                s = sessions[row.id] = _Session(
+                    row.target_key or "", row.profile_key or "", row.principal_id, None, None, 0
+                )
+            elif s.created_at is not None:
+                continue
+            s.created_at = row.created_at if row.created_at is not None else NO_TIME
+            deltas.session_created(s)
+        _write_sessions(side, sessions)
+        _apply(side, deltas)
 
     def forget_sessions(self, side: sqlite3.Connection, session_ids: Sequence[str]) -> None:
         ids = list(dict.fromkeys(session_ids))
@@ -163,7 +186,8 @@ class RollupListener:
                     deltas.activity[(grain, bucket_of(ts, ms), s.target, s.profile)][0] -= n
                 deltas.principal[(bucket_of(ts, DAY_MS), s.principal or "")][0] -= n
             for s in sessions.values():
-                deltas.session_started(s, -1)
+                if s.created_at is not None:
+                    deltas.session_created(s, -1)
             for c in _load_calls(side, f"session_id IN ({marks})", chunk):
                 deltas.call(c, -1)
             for table in ("rollup_session", "rollup_session_hour", "rollup_call"):
@@ -192,6 +216,14 @@ class RollupListener:
         _stamp(side)
 
 
+def _create_each(side: sqlite3.Connection) -> None:
+    """The DDL one statement at a time (``executescript`` would commit the caller's
+    transaction)."""
+    for statement in DDL.split(";"):
+        if statement.strip():
+            side.execute(statement)
+
+
 def _stamp(side: sqlite3.Connection) -> None:
     side.execute(
         "INSERT INTO rollup_meta (key, value) VALUES ('computed_at', ?) "
@@ -206,8 +238,8 @@ def _load_sessions(side: sqlite3.Connection, ids: set[str]) -> dict[str, _Sessio
     for start in range(0, len(pending), _CHUNK):
         chunk = pending[start : start + _CHUNK]
         rows = side.execute(
-            "SELECT session_id, target, profile, principal, first_ts, last_ts, messages "
-            f"FROM rollup_session WHERE session_id IN ({','.join('?' * len(chunk))})",
+            "SELECT session_id, target, profile, principal, first_ts, last_ts, messages, "
+            f"created_at FROM rollup_session WHERE session_id IN ({','.join('?' * len(chunk))})",
             chunk,
         )
         for sid, *rest in rows:
@@ -287,10 +319,11 @@ def _take_call(
 def _write_sessions(side: sqlite3.Connection, sessions: dict[str, _Session]) -> None:
     side.executemany(
         "INSERT INTO rollup_session (session_id, target, profile, principal, first_ts, last_ts, "
-        "messages) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (session_id) DO UPDATE SET "
-        "first_ts = excluded.first_ts, last_ts = excluded.last_ts, messages = excluded.messages",
+        "messages, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (session_id) DO UPDATE "
+        "SET first_ts = excluded.first_ts, last_ts = excluded.last_ts, "
+        "messages = excluded.messages, created_at = excluded.created_at",
         [
-            (sid, s.target, s.profile, s.principal, s.first_ts, s.last_ts, s.messages)
+            (sid, s.target, s.profile, s.principal, s.first_ts, s.last_ts, s.messages, s.created_at)
             for sid, s in sessions.items()
         ],
     )

@@ -11,8 +11,9 @@ only in the ``all`` window (a call's ``ts`` is then stored as ``NO_TIME``, which
 * ``rollup_tool_hour`` / ``rollup_tool_day``: calls, errors, timed calls,
   total and max duration per bucket x tool x target x profile;
 * ``rollup_activity_hour`` / ``rollup_activity_day``: messages written and
-  sessions started per bucket x target x profile;
-* ``rollup_principal_day``: messages, sessions started, calls and errors
+  sessions created (by the session row's ``created_at``) per bucket x target
+  x profile;
+* ``rollup_principal_day``: messages, sessions created, calls and errors
   per day x principal;
 * ``rollup_session`` and ``rollup_session_hour``: what each session
   contributed, so that forgetting a session subtracts exactly that;
@@ -90,7 +91,9 @@ CREATE TABLE IF NOT EXISTS rollup_principal_day (
 CREATE TABLE IF NOT EXISTS rollup_session (
   session_id TEXT PRIMARY KEY,
   target TEXT NOT NULL, profile TEXT NOT NULL, principal TEXT,
-  first_ts INTEGER, last_ts INTEGER, messages INTEGER NOT NULL
+  first_ts INTEGER, last_ts INTEGER, messages INTEGER NOT NULL,
+  -- The session row's created_at once counted as created (NO_TIME if unreadable).
+  created_at INTEGER
 );
 -- Sessions active in a window, by target and profile (a covering index).
 CREATE INDEX IF NOT EXISTS rollup_session_last ON rollup_session (last_ts, target, profile);
