@@ -88,6 +88,12 @@ def test_it_counts_store_rows_after_the_page(synced, staff_client):
 
 
 @STORE_DB
+def test_without_javascript_the_count_link_reloads_the_page_with_the_counts(synced, staff_client):
+    html = staff_client.get("/?part=counts").content.decode()
+    assert "<html" in html and "12 sessions" in html and "By target and profile" in html
+
+
+@STORE_DB
 def test_it_says_how_to_compute_figures_before_the_first_sync(
     store, settings, tmp_path, staff_client
 ):

@@ -42,8 +42,9 @@ TOOLS_SHOWN = 10
 @vary_on_headers("HX-Request")
 @staff_view(needs_store=False)
 def overview(request: HttpRequest) -> HttpResponse:
-    if request.GET.get("part") == "counts":
-        return _counts(request)
+    wants_counts = request.GET.get("part") == "counts"
+    if wants_counts and request.htmx:
+        return render(request, TEMPLATE + "#counts", _counts(request))
     if any(name in request.GET for name in (*LIST_PARAMS, "cursor")):
         # The list lived at / before the overview: its old links still land on it.
         return HttpResponseRedirect(reverse("sessions") + "?" + request.GET.urlencode())
@@ -59,6 +60,8 @@ def overview(request: HttpRequest) -> HttpResponse:
         "window": window,
         "windows": window_links(window, {}),
         "sessions_url": list_url(),
+        # Without JavaScript the "count" link reloads the whole page with the counts.
+        **(_counts(request) if wants_counts else {}),
     }
     try:
         with side_db() as side:
@@ -112,7 +115,7 @@ def _rollup_context(side, window) -> dict:
     }
 
 
-def _counts(request: HttpRequest) -> HttpResponse:
+def _counts(request: HttpRequest) -> dict:
     try:
         counts = size.store_counts(fresh=request.GET.get("fresh") == "1")
         problem = None
@@ -120,5 +123,4 @@ def _counts(request: HttpRequest) -> HttpResponse:
         counts, problem = None, exc
     except (DatabaseError, sqlite3.Error) as exc:
         counts, problem = None, describe_database_error(exc)
-    context = {"counts": counts, "problem": problem, "status": store_status()}
-    return render(request, TEMPLATE + "#counts", context)
+    return {"counts": counts, "problem": problem, "status": store_status()}
