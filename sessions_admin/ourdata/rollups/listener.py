@@ -155,17 +155,19 @@ class RollupListener:
         """
         sessions = _load_sessions(side, {row.id for row in rows})
         deltas = _Deltas()
+        changed: dict[str, _Session] = {}
         for row in rows:
             s = sessions.get(row.id)
             if s is None:
-                s = sessions[row.id] = _Session(
+                s = _Session(
                     row.target_key or "", row.profile_key or "", row.principal_id, None, None, 0
                 )
             elif s.created_at is not None:
-                continue
+                continue  # counted already: most rows of most batches
             s.created_at = row.created_at if row.created_at is not None else NO_TIME
+            changed[row.id] = s
             deltas.session_created(s)
-        _write_sessions(side, sessions)
+        _write_sessions(side, changed)
         _apply(side, deltas)
 
     def forget_sessions(self, side: sqlite3.Connection, session_ids: Sequence[str]) -> None:
