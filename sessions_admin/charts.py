@@ -14,8 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 #: The plot's drawing box (viewBox units) and its margins for the axis labels.
-WIDTH, HEIGHT = 440, 170
-LEFT, RIGHT, TOP, BOTTOM = 46, 8, 10, 30
+WIDTH, HEIGHT = 440, 180
+LEFT, RIGHT, TOP, BOTTOM = 46, 8, 22, 30
 MIN_BAR = 1.5  # a non-zero value never vanishes next to a huge one
 
 
@@ -53,6 +53,7 @@ class BarChart:
     width: int = WIDTH
     height: int = HEIGHT
     left: int = LEFT
+    top: int = TOP
     baseline: float = HEIGHT - BOTTOM
     right_edge: float = WIDTH - RIGHT
 

@@ -25,7 +25,7 @@ def test_a_chart_of_zeros_is_empty_too():
 def test_a_single_point_fills_the_plot_and_keeps_its_label():
     chart = bar_chart("t", "calls", [Point("14:00", 7)])
     (bar,) = chart.bars
-    assert bar.height == chart.baseline - 10 - (chart.baseline - 10) * (1 - 7 / 10)
+    assert bar.height == round((chart.baseline - chart.top) * 7 / 10, 2)
     assert [t.label for t in chart.x_ticks] == ["14:00"]
     assert "<title>14:00: 7 calls</title>" in render(chart)
 
@@ -35,7 +35,7 @@ def test_skewed_data_keeps_every_non_zero_bar_visible():
     chart = bar_chart("t", "messages", points)
     heights = [bar.height for bar in chart.bars]
     assert heights[0] >= MIN_BAR and heights[2] >= MIN_BAR and heights[1] == 0
-    assert max(heights) <= chart.baseline - 10
+    assert max(heights) <= chart.baseline - chart.top
     assert chart.y_ticks[-1].label == "5M"
     html = render(chart)
     assert "<title>3: 5,000,000 messages</title>" in html
