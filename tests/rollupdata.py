@@ -145,6 +145,20 @@ def reference_principals(store: StoreBuilder) -> dict[tuple, tuple]:
     return {(day, p): n for day, p, n in rows}
 
 
+def reference_bands(store: StoreBuilder) -> dict[tuple, int]:
+    """Timed calls per (day, tool, duration band) and per (None, tool, band)."""
+    from sessions_admin.ourdata.rollups.schema import duration_band
+
+    counts: dict[tuple, int] = {}
+    for tool, ts, _, _, _, _, duration in reference_calls(store):
+        if duration is None:
+            continue
+        for day in (ts // DAY_MS, None):
+            key = (day, tool, duration_band(duration))
+            counts[key] = counts.get(key, 0) + 1
+    return counts
+
+
 def nearest_rank_percentile(values: list[int], q: float) -> int | None:
     """The textbook nearest-rank definition, written independently of the app's."""
     if not values:

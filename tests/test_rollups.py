@@ -63,6 +63,13 @@ def assert_rollups_match(side, store) -> None:
         assert tool_cells(side, grain) == R.reference_tool_cells(store, ms)
         assert activity_cells(side, grain) == R.reference_activity(store, ms)
     assert principal_messages(side) == R.reference_principals(store)
+    assert band_counts(side) == R.reference_bands(store)
+
+
+def band_counts(side) -> dict[tuple, int]:
+    rows = side.execute("SELECT bucket, tool, band, n FROM rollup_duration_day").fetchall()
+    total = side.execute("SELECT NULL, tool, band, n FROM rollup_duration_all").fetchall()
+    return {tuple(row[:3]): row[3] for row in rows + total}
 
 
 def test_the_rollups_register_with_the_sync():
@@ -152,12 +159,14 @@ def _window(key: str, buckets: int | None, grain: str, now_ms: int) -> Window:
     return Window(key, key, grain, buckets, now_ms)
 
 
-@pytest.mark.parametrize("window_days", [None, 1, 2])
-def test_calls_errors_and_percentiles_equal_the_sql(store, side, window_days):
+@pytest.mark.parametrize(
+    ("grain", "buckets"), [("day", None), ("day", 1), ("day", 2), ("hour", 24)]
+)
+def test_calls_errors_and_percentiles_equal_the_sql(store, side, grain, buckets):
     R.fill_store(store, Random(21), sessions=14, per=20)
     sync(side, store)
     now = R.BASE_MS + 3 * DAY_MS
-    window = _window("w", window_days, "day", now)
+    window = _window("w", buckets, grain, now)
     start = window.start_ms
     calls = [c for c in R.reference_calls(store) if start is None or c[1] >= start]
     for scope in (Scope(), Scope(target="ops.pager"), Scope(target="ops.pager", profile="edit")):

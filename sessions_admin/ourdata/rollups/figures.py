@@ -8,8 +8,10 @@ their window starts at the start of the UTC day its window starts in.
 
 **Percentiles** are nearest-rank over the window's calls that have a
 duration: with n durations sorted ascending, p50 is the ``ceil(0.50 n)``-th
-and p95 the ``ceil(0.95 n)``-th. n comes from the rollups; the value itself
-is one ``OFFSET`` step along an index of the per-call table.
+and p95 the ``ceil(0.95 n)``-th. n comes from the rollups; for whole-day
+windows the band counts (``rollup_duration_*``) say which ~5 %-wide duration
+band holds that rank, and one short ``OFFSET`` walk inside the band along an
+index of the per-call table gives the exact value.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import math
 import sqlite3
 from dataclasses import dataclass, field
 
-from sessions_admin.ourdata.rollups.schema import DAY_MS, GRAINS
+from sessions_admin.ourdata.rollups.schema import DAY_MS, GRAINS, band_floor
 
 
 class BadFigureQuery(ValueError):
@@ -140,8 +142,7 @@ def tool_rows(
     first = min((b for b in _real(rows)), default=None)
     buckets = window.bucket_starts(first)
     for row in tools.values():
-        row.p50_ms = percentile(side, row.tool, window, scope, row.timed, 0.50)
-        row.p95_ms = percentile(side, row.tool, window, scope, row.timed, 0.95)
+        row.p50_ms, row.p95_ms = percentiles(side, row.tool, window, scope, row.timed, (0.5, 0.95))
         if series:
             counts = per_bucket[row.tool]
             row.series = [(b, *counts.get(b, (0, 0))) for b in buckets]
@@ -157,12 +158,30 @@ def nearest_rank(n: int, q: float) -> int:
     return max(1, math.ceil(q * n - 1e-9))
 
 
-def percentile(
-    side: sqlite3.Connection, tool: str, window: Window, scope: Scope, n: int, q: float
-) -> int | None:
-    """The exact nearest-rank q-quantile of the tool's durations in the window."""
+def percentiles(
+    side: sqlite3.Connection,
+    tool: str,
+    window: Window,
+    scope: Scope,
+    n: int,
+    qs: tuple[float, ...],
+) -> tuple[int | None, ...]:
+    """The exact nearest-rank quantiles of the tool's n timed calls in the window.
+
+    Unfiltered windows of whole days find the duration band holding each rank
+    from the band counts, then walk that band alone; the last 24 hours and
+    filtered views sort the window's own calls (an index range).
+    """
     if n <= 0:
-        return None
+        return tuple(None for _ in qs)
+    ranks = [nearest_rank(n, q) for q in qs]
+    if scope != Scope() or window.grain != "day":
+        return tuple(_sorted_pick(side, tool, window, scope, k) for k in ranks)
+    bands = _band_counts(side, tool, window)
+    return tuple(_band_pick(side, tool, window, bands, k) for k in ranks)
+
+
+def _sorted_pick(side, tool: str, window: Window, scope: Scope, k: int) -> int | None:
     extra, params = scope.where()
     if window.start_ms is None:
         sql = (
@@ -170,14 +189,55 @@ def percentile(
             f"WHERE tool = ? AND duration_ms IS NOT NULL{extra} "
             "ORDER BY duration_ms LIMIT 1 OFFSET ?"
         )
-        args = [tool, *params, nearest_rank(n, q) - 1]
+        args = [tool, *params, k - 1]
     else:
         sql = (
             "SELECT duration_ms FROM rollup_call INDEXED BY rollup_call_tool_ts "
             f"WHERE tool = ? AND ts >= ? AND duration_ms IS NOT NULL{extra} "
             "ORDER BY duration_ms LIMIT 1 OFFSET ?"
         )
-        args = [tool, window.start_ms, *params, nearest_rank(n, q) - 1]
+        args = [tool, window.start_ms, *params, k - 1]
+    row = side.execute(sql, args).fetchone()
+    return None if row is None else row[0]
+
+
+def _band_counts(side, tool: str, window: Window) -> list[tuple[int, int]]:
+    if window.start_bucket is None:
+        sql, args = "SELECT band, n FROM rollup_duration_all WHERE tool = ? ORDER BY band", [tool]
+    else:
+        sql = (
+            "SELECT band, sum(n) FROM rollup_duration_day WHERE tool = ? AND bucket >= ? "
+            "GROUP BY band ORDER BY band"
+        )
+        args = [tool, window.start_bucket]
+    return side.execute(sql, args).fetchall()
+
+
+def _band_pick(side, tool: str, window: Window, bands: list[tuple[int, int]], k: int) -> int | None:
+    before, band = 0, None
+    for candidate, count in bands:
+        if before + count >= k:
+            band = candidate
+            break
+        before += count
+    if band is None:
+        return None
+    offset = k - before - 1
+    if window.start_ms is None:
+        floor = band_floor(band)
+        sql = (
+            "SELECT duration_ms FROM rollup_call INDEXED BY rollup_call_tool_duration "
+            "WHERE tool = ? AND duration_ms IS NOT NULL AND duration_ms >= ? "
+            "ORDER BY duration_ms LIMIT 1 OFFSET ?"
+        )
+        args = [tool, floor if floor is not None else -(2**63), offset]
+    else:
+        sql = (
+            "SELECT duration_ms FROM rollup_call INDEXED BY rollup_call_tool_band "
+            "WHERE tool = ? AND band = ? AND ts >= ? AND duration_ms IS NOT NULL "
+            "ORDER BY duration_ms LIMIT 1 OFFSET ?"
+        )
+        args = [tool, band, window.start_ms, offset]
     row = side.execute(sql, args).fetchone()
     return None if row is None else row[0]
 

@@ -22,6 +22,7 @@ from sessions_admin.ourdata.rollups.schema import (
     NO_TIME,
     TABLES,
     bucket_of,
+    duration_band,
 )
 from sessions_admin.store.feed import FeedMessage, FeedSession
 from sessions_admin.store.toolcalls import call_key, is_tool_call, reports_error
@@ -74,6 +75,8 @@ class _Deltas:
         self.principal: dict[tuple, list[int]] = defaultdict(lambda: [0, 0, 0, 0])
         # (session_id, hour) -> messages
         self.session_hour: dict[tuple[str, int], int] = defaultdict(int)
+        # (day or None for all time, tool, band) -> calls
+        self.bands: dict[tuple, int] = defaultdict(int)
         # Tool cells that lost a call: their max is looked up again afterwards.
         self.shrunk: set[tuple] = set()
 
@@ -103,6 +106,10 @@ class _Deltas:
             cell[3] += sign * (c.duration_ms or 0)
             if sign > 0 and timed and (cell[4] is None or c.duration_ms > cell[4]):
                 cell[4] = c.duration_ms
+        if timed:
+            band = duration_band(c.duration_ms)
+            self.bands[(bucket_of(c.ts, DAY_MS), c.tool, band)] += sign
+            self.bands[(None, c.tool, band)] += sign
         person = self.principal[(bucket_of(c.ts, DAY_MS), c.principal or "")]
         person[2] += sign * count
         person[3] += sign * c.failed
@@ -336,7 +343,16 @@ def _write_calls(side: sqlite3.Connection, calls: Iterable[tuple[tuple[str, str]
     for (sid, key), c in calls:
         if c is None or not c.dirty:
             continue
-        values = (c.duration_ms, int(c.failed), c.second_id, c.link_id, c.args_head, c.result_head)
+        band = None if c.duration_ms is None else duration_band(c.duration_ms)
+        values = (
+            c.duration_ms,
+            band,
+            int(c.failed),
+            c.second_id,
+            c.link_id,
+            c.args_head,
+            c.result_head,
+        )
         if c.rowid is None:
             new.append(
                 (sid, key, c.tool, c.target, c.profile, c.principal, c.ts, c.first_id, *values)
@@ -345,12 +361,12 @@ def _write_calls(side: sqlite3.Connection, calls: Iterable[tuple[tuple[str, str]
             changed.append((*values, c.rowid))
     side.executemany(
         "INSERT INTO rollup_call (session_id, call_key, tool, target, profile, principal, ts, "
-        "first_id, duration_ms, failed, second_id, link_id, args_head, result_head) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "first_id, duration_ms, band, failed, second_id, link_id, args_head, result_head) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         new,
     )
     side.executemany(
-        "UPDATE rollup_call SET duration_ms = ?, failed = ?, second_id = ?, link_id = ?, "
+        "UPDATE rollup_call SET duration_ms = ?, band = ?, failed = ?, second_id = ?, link_id = ?, "
         "args_head = ?, result_head = ? WHERE id = ?",
         changed,
     )
@@ -386,6 +402,7 @@ def _apply(side: sqlite3.Connection, d: _Deltas) -> None:
         "ON CONFLICT DO UPDATE SET messages = messages + excluded.messages",
         [(*key, n) for key, n in d.session_hour.items() if n > 0],
     )
+    _apply_bands(side, d.bands)
     for key in d.shrunk:
         _refresh_max(side, *key)
     # Only a subtraction can empty a cell: look at those cells alone, not the tables.
@@ -404,6 +421,28 @@ def _apply(side: sqlite3.Connection, d: _Deltas) -> None:
         "DELETE FROM rollup_principal_day WHERE bucket = ? AND principal = ? "
         "AND messages <= 0 AND sessions <= 0 AND calls <= 0",
         [key for key, cell in d.principal.items() if min(cell) < 0],
+    )
+
+
+def _apply_bands(side: sqlite3.Connection, bands: dict[tuple, int]) -> None:
+    changed = [(key, n) for key, n in bands.items() if n]
+    side.executemany(
+        "INSERT INTO rollup_duration_day (bucket, tool, band, n) VALUES (?, ?, ?, ?) "
+        "ON CONFLICT DO UPDATE SET n = n + excluded.n",
+        [(*key, n) for key, n in changed if key[0] is not None],
+    )
+    side.executemany(
+        "INSERT INTO rollup_duration_all (tool, band, n) VALUES (?, ?, ?) "
+        "ON CONFLICT DO UPDATE SET n = n + excluded.n",
+        [(*key[1:], n) for key, n in changed if key[0] is None],
+    )
+    side.executemany(
+        "DELETE FROM rollup_duration_day WHERE bucket = ? AND tool = ? AND band = ? AND n <= 0",
+        [key for key, n in changed if n < 0 and key[0] is not None],
+    )
+    side.executemany(
+        "DELETE FROM rollup_duration_all WHERE tool = ? AND band = ? AND n <= 0",
+        [key[1:] for key, n in changed if n < 0 and key[0] is None],
     )
 
 

@@ -15,12 +15,16 @@ only in the ``all`` window (a call's ``ts`` is then stored as ``NO_TIME``, which
   x profile;
 * ``rollup_principal_day``: messages, sessions created, calls and errors
   per day x principal;
+* ``rollup_duration_day`` / ``rollup_duration_all``: calls per tool and
+  duration band (about 5 % wide), per day and over all time;
 * ``rollup_session`` and ``rollup_session_hour``: what each session
   contributed, so that forgetting a session subtracts exactly that;
 * ``rollup_meta``: when the figures were last computed.
 """
 
 from __future__ import annotations
+
+from bisect import bisect_right
 
 HOUR_MS = 3_600_000
 DAY_MS = 86_400_000
@@ -29,6 +33,29 @@ NO_TIME = -1
 HEAD_CHARS = 160
 
 GRAINS = {"hour": HOUR_MS, "day": DAY_MS}
+
+
+def _duration_edges(ratio: float = 1.05, top: int = 10**13) -> list[int]:
+    edges = [1]
+    while edges[-1] < top:
+        edges.append(max(edges[-1] + 1, int(edges[-1] * ratio + 0.999999)))
+    return edges
+
+
+#: Lower edges (ms) of the duration bands: band b >= 1 holds [EDGES[b-1], EDGES[b]);
+#: band 0 holds anything under 1 ms. About 5 % wide, so a band is a small
+#: slice of any tool's calls and the exact value inside it is a short walk.
+DURATION_EDGES = _duration_edges()
+
+
+def duration_band(duration_ms: int) -> int:
+    return bisect_right(DURATION_EDGES, duration_ms)
+
+
+def band_floor(band: int) -> int | None:
+    """The smallest duration in a band (None for band 0: no lower bound)."""
+    return None if band <= 0 else DURATION_EDGES[band - 1]
+
 
 TABLES = (
     "rollup_meta",
@@ -40,6 +67,8 @@ TABLES = (
     "rollup_principal_day",
     "rollup_session",
     "rollup_session_hour",
+    "rollup_duration_day",
+    "rollup_duration_all",
 )
 
 _TOOL_CELLS = """
@@ -67,6 +96,7 @@ CREATE TABLE IF NOT EXISTS rollup_call (
   ts INTEGER,
   duration_ms INTEGER,
   failed INTEGER NOT NULL,
+  band INTEGER,
   first_id INTEGER NOT NULL,
   second_id INTEGER,
   link_id INTEGER NOT NULL,
@@ -79,9 +109,21 @@ CREATE INDEX IF NOT EXISTS rollup_call_tool_failed ON rollup_call (tool, ts) WHE
 -- A tool's durations in order, for the percentiles of the whole history.
 CREATE INDEX IF NOT EXISTS rollup_call_tool_duration ON rollup_call (tool, duration_ms)
   WHERE duration_ms IS NOT NULL;
+-- The calls of one duration band in a window, for the percentiles of 7 and 30 days.
+CREATE INDEX IF NOT EXISTS rollup_call_tool_band ON rollup_call (tool, band, ts, duration_ms)
+  WHERE duration_ms IS NOT NULL;
 CREATE INDEX IF NOT EXISTS rollup_call_first ON rollup_call (first_id);
 CREATE INDEX IF NOT EXISTS rollup_call_second ON rollup_call (second_id)
   WHERE second_id IS NOT NULL;
+-- How many calls of each tool fall in each duration band, per day and over all
+-- time: where the p50 / p95 call lies, before one walk finds its exact value.
+CREATE TABLE IF NOT EXISTS rollup_duration_day (
+  bucket INTEGER NOT NULL, tool TEXT NOT NULL, band INTEGER NOT NULL, n INTEGER NOT NULL,
+  PRIMARY KEY (tool, bucket, band)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS rollup_duration_all (
+  tool TEXT NOT NULL, band INTEGER NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (tool, band)
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS rollup_principal_day (
   bucket INTEGER NOT NULL, principal TEXT NOT NULL,
   messages INTEGER NOT NULL, sessions INTEGER NOT NULL,
