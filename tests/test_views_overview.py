@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from random import Random
 from urllib.parse import parse_qs, urlsplit
 
@@ -69,8 +70,20 @@ def test_its_target_bars_link_to_the_filtered_list(synced, staff_client):
 def test_its_tool_rows_link_to_the_tools_page(synced, staff_client):
     html = staff_client.get("/?window=all").content.decode()
     for tool in R.TOOLS:
-        assert f'href="/tools/{tool}/?window=all"' in html
+        assert f'href="/tools/{tool}/"' in html
         assert staff_client.get(f"/tools/{tool}/").status_code == 200
+
+
+@STORE_DB
+def test_a_windows_tool_links_start_the_tools_page_at_the_windows_start(synced, staff_client):
+    html = staff_client.get("/?window=7d").content.decode()
+    links = [h.replace("&amp;", "&") for h in re.findall(r'href="(/tools/[^"]+/\?[^"]*)"', html)]
+    assert links
+    for link in links:
+        since = parse_qs(urlsplit(link).query)["since"][0]
+        assert since.endswith("T00:00Z")  # a 7-day window starts at a UTC midnight
+        response = staff_client.get(link)
+        assert response.status_code == 200 and f'value="{since}"' in response.content.decode()
 
 
 @STORE_DB

@@ -75,6 +75,10 @@ def window_links(window: Window, base: dict[str, str]) -> list[dict]:
     ]
 
 
+def iso_utc(epoch_ms: int) -> str:
+    return datetime.fromtimestamp(epoch_ms / 1000, tz=UTC).strftime("%Y-%m-%dT%H:%MZ")
+
+
 def bucket_label(bucket: int, grain: str) -> str:
     moment = datetime.fromtimestamp(bucket_ms(bucket, grain) / 1000, tz=UTC)
     return moment.strftime("%H:%M") if grain == "hour" else moment.strftime("%d %b")

@@ -18,7 +18,7 @@ from django.views.decorators.vary import vary_on_headers
 
 from sessions_admin.access import staff_view
 from sessions_admin.ourdata.rollups import figures
-from sessions_admin.ourdata.rollups.figures import BadFigureQuery, parse_window
+from sessions_admin.ourdata.rollups.figures import BadFigureQuery, Window, parse_window
 from sessions_admin.ourdata.rollups.schema import DAY_MS
 from sessions_admin.store import size
 from sessions_admin.store.connection import StoreError, describe_database_error, store_status
@@ -26,6 +26,7 @@ from sessions_admin.views.figures import (
     LIST_PRESET,
     NotComputed,
     activity_charts,
+    iso_utc,
     list_url,
     now_ms,
     side_db,
@@ -71,32 +72,47 @@ def overview(request: HttpRequest) -> HttpResponse:
     return render(request, TEMPLATE, context)
 
 
-def _rollup_context(side, window) -> dict:
+def _target_bars(targets: list[figures.TargetFigures], preset: str | None) -> list[dict]:
+    """One stacked bar per target, a segment per profile, each a link to the list."""
+    widest = max((t.sessions for t in targets), default=0) or 1
+    bars = []
+    for t in targets:
+        x, segments = 0.0, []
+        for profile, (sessions, messages) in t.profiles.items():
+            width = 300 * sessions / widest
+            segments.append(
+                {
+                    "profile": profile,
+                    "sessions": sessions,
+                    "messages": messages,
+                    "x": round(x, 2),
+                    "width": round(width, 2),
+                    "url": list_url(target=t.target, profile=profile, active=preset),
+                }
+            )
+            x += width
+        bars.append(
+            {
+                "target": t.target,
+                "sessions": t.sessions,
+                "messages": t.messages,
+                "url": list_url(target=t.target, active=preset),
+                "segments": segments,
+            }
+        )
+    return bars
+
+
+def _rollup_context(side: sqlite3.Connection, window: Window) -> dict:
     now = window.now_ms
     preset = LIST_PRESET[window.key]
-    targets = figures.by_target(side, window)
-    for t in targets:
-        t.url = list_url(target=t.target, active=preset)
-        t.segments = [
-            {
-                "profile": profile,
-                "sessions": sessions,
-                "messages": messages,
-                "url": list_url(target=t.target, profile=profile, active=preset),
-            }
-            for profile, (sessions, messages) in t.profiles.items()
-        ]
-    widest = max((t.sessions for t in targets), default=0) or 1
-    for t in targets:
-        x = 0.0
-        for seg in t.segments:
-            seg["x"] = round(x, 2)
-            seg["width"] = round(300 * seg["sessions"] / widest, 2)
-            x += seg["width"]
+    targets = _target_bars(figures.by_target(side, window), preset)
     tools = figures.tool_rows(side, window, series=False)[:TOOLS_SHOWN]
+    # A tool's page filters by time: the window becomes its (absolute, shareable) start.
+    since = None if window.start_ms is None else iso_utc(window.start_ms)
     for row in tools:
-        row.url = tool_url(row.tool, window=window.key)
-        row.errors_url = tool_url(row.tool, errors="1")
+        row.url = tool_url(row.tool, since=since)
+        row.errors_url = tool_url(row.tool, errors="1", since=since)
     principals = figures.busiest_principals(side, window)
     links = [
         list_url(principal=p.principal, active=preset) if p.principal else None for p in principals
@@ -107,7 +123,6 @@ def _rollup_context(side, window) -> dict:
             figures.activity(side, "hour", 24, now), figures.activity(side, "day", 90, now)
         ),
         "targets": targets,
-        "profile_order": sorted({p for t in targets for p in t.profiles}),
         "tools": tools,
         "tools_url": reverse("tools") + f"?window={window.key}",
         "principals": list(zip(principals, links, strict=True)),
