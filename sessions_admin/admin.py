@@ -35,6 +35,7 @@ from sessions_admin.models import DeletionAudit, Message, Session
 from sessions_admin.store import deletion, queries
 from sessions_admin.store.cliptext import SHORT_TEXT_CHARS, clipped_expr
 from sessions_admin.store.connection import StoreError, is_read_only
+from sessions_admin.store.spec import KNOWN_ROLES, PROFILES
 from sessions_admin.store.timeutil import from_epoch_ms
 from sessions_admin.templatetags.sessions_admin import short_id
 
@@ -43,9 +44,7 @@ COUNT_CAP = 10_000
 #: is a job for the Clear-all page or ``manage.py clear_sessions``.
 SELECT_ACROSS_MAX = 10_000
 STATE_VALUE_PREVIEW = 2_000
-_CLIPPED_SESSION_FIELDS = ("title", "target_key", "profile_key", "principal_id")
 MESSAGE_PREVIEW_CHARS = 2_000
-PROFILES = ("default", "explain", "edit", "propose", "evaluate", "monitor")
 
 
 class CappedPaginator(Paginator):
@@ -115,10 +114,12 @@ class ProfileFilter(ChoiceFilter):
 
 
 class RoleFilter(ChoiceFilter):
+    """The known message roles."""
+
     title = parameter_name = field = "role"
 
     def choices_for(self, request: HttpRequest) -> list[str]:
-        return ["user", "assistant", "tool"]
+        return list(KNOWN_ROLES)
 
 
 admin.site.site_header = "sessions-admin"
@@ -199,8 +200,10 @@ class SessionAdmin(ReadOnlyStoreAdmin):
         return (
             super()
             .get_queryset(request)
-            .defer(*_CLIPPED_SESSION_FIELDS)
-            .annotate(**{f"{name}_clip": clipped_expr(name) for name in _CLIPPED_SESSION_FIELDS})
+            .defer(*queries.CLIPPED_SESSION_COLUMNS)
+            .annotate(
+                **{f"{name}_clip": clipped_expr(name) for name in queries.CLIPPED_SESSION_COLUMNS}
+            )
         )
 
     @admin.display(description="title")

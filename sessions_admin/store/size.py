@@ -14,7 +14,7 @@ import threading
 import time
 from dataclasses import dataclass
 
-from sessions_admin.store.connection import raw_connection, store_path, time_limit
+from sessions_admin.store.connection import run_sql, store_path, time_limit
 from sessions_admin.store.deletion import find_orphan_frames
 from sessions_admin.store.frames import FramesError
 
@@ -70,10 +70,9 @@ def store_counts(*, fresh: bool = False) -> StoreCounts:
     if cached is not None and not fresh and time.time() - cached.counted_at < COUNTS_TTL_S:
         return cached
     with time_limit(10_000):
-        conn = raw_connection()
-        sessions = conn.execute("SELECT COUNT(*) FROM sessions").fetchone()[0]
-        state_rows = conn.execute("SELECT COUNT(*) FROM session_state").fetchone()[0]
-        last = conn.execute("SELECT coalesce(max(id), 0) FROM session_messages").fetchone()[0]
+        sessions = run_sql("SELECT COUNT(*) FROM sessions")[0][0]
+        state_rows = run_sql("SELECT COUNT(*) FROM session_state")[0][0]
+        last = run_sql("SELECT coalesce(max(id), 0) FROM session_messages")[0][0]
     try:
         report = find_orphan_frames()
         frames, orphans = report.total_bytes, len(report.orphans)

@@ -14,7 +14,9 @@ from sessions_admin.ids import session_url
 from sessions_admin.store import queries
 from sessions_admin.store.cliptext import SHORT_TEXT_CHARS
 from sessions_admin.store.connection import is_read_only
-from sessions_admin.store.queries import ACTIVE_PRESETS, SORTS, BadQuery, Cursor
+from sessions_admin.store.queries import ACTIVE_PRESETS, SORT_LABELS, BadQuery, Cursor
+from sessions_admin.store.spec import PROFILES
+from sessions_admin.views.responses import render_banner
 from sessions_admin.views.sessionrows import render_session_rows
 
 #: Query parameters that make up a shareable list view (cursor excluded).
@@ -28,18 +30,12 @@ LIST_PARAMS = (
     "active_before",
     "sort",
 )
-PROFILES = ("default", "explain", "edit", "propose", "evaluate", "monitor")
 
 
 def bad_request(request: HttpRequest, message: str) -> HttpResponse:
     if request.htmx:
-        # A banner in the page's flash area, not a page inside the table.
-        response = render(
-            request, "sessions_admin/error.html#banner", {"error": {"message": message}}, status=400
-        )
-        response["HX-Retarget"] = "#flash"
-        response["HX-Reswap"] = "innerHTML"
-        return response
+        context = {"error": {"message": message}}
+        return render_banner(request, "sessions_admin/error.html#banner", context, status=400)
     return render(request, "sessions_admin/bad_request.html", {"message": message}, status=400)
 
 
@@ -85,7 +81,7 @@ def session_list(request: HttpRequest) -> HttpResponse:
         "filter": session_filter,
         "params": kept,
         "sort": sort,
-        "sorts": SORTS,
+        "sorts": SORT_LABELS,
         "presets": ACTIVE_PRESETS,
         "profiles": PROFILES,
         # A target longer than any real one stays filterable by URL, not listed.

@@ -25,6 +25,7 @@ from sessions_admin.ids import session_url
 from sessions_admin.store import queries
 from sessions_admin.store import transcript as store
 from sessions_admin.store.jsontext import parse_json_text
+from sessions_admin.store.spec import KNOWN_ROLES
 from sessions_admin.views import jsonhtml
 from sessions_admin.views.messages import render_messages
 
@@ -102,11 +103,11 @@ def _transcript_context(request: HttpRequest, session: queries.SessionRow) -> di
 
 
 def _display_context() -> dict[str, Any]:
-    return {"slow_ms": settings.SLOW_TOOL_CALL_MS, "known_roles": store.KNOWN_ROLES}
+    return {"slow_ms": settings.SLOW_TOOL_CALL_MS, "known_roles": KNOWN_ROLES}
 
 
 def _role_choices(current: str | None) -> list[str]:
-    roles = list(store.KNOWN_ROLES)
+    roles = list(KNOWN_ROLES)
     if current and current not in roles:
         roles.append(current)
     return roles

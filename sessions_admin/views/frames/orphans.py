@@ -12,7 +12,7 @@ import time
 from typing import Any
 
 from django.contrib import messages
-from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
@@ -22,7 +22,8 @@ from sessions_admin.ids import session_url
 from sessions_admin.store import deletion, queries
 from sessions_admin.store.connection import is_read_only
 from sessions_admin.templatetags.sessions_admin import filesize, short_id
-from sessions_admin.views.frames.common import _FRAMES_ERRORS, _frames_problem
+from sessions_admin.views.frames.common import FRAMES_ERRORS, frames_problem
+from sessions_admin.views.responses import HttpResponseSeeOther
 
 ORPHANS_TEMPLATE = "sessions_admin/frames_orphans.html"
 
@@ -31,10 +32,6 @@ ORPHANS_TEMPLATE = "sessions_admin/frames_orphans.html"
 ORPHANS_SHOWN = 300
 #: Sessions checked for a missing frames directory ("for information").
 RECENT_SESSIONS_CHECKED = 50
-
-
-class HttpResponseSeeOther(HttpResponseRedirect):
-    status_code = 303
 
 
 # --- Orphans ------------------------------------------------------------------------------
@@ -69,8 +66,8 @@ def orphans_page(request: HttpRequest) -> HttpResponse:
         return remove_orphans(request)
     try:
         context = _orphans_context()
-    except _FRAMES_ERRORS as exc:
-        return _frames_problem(request, exc)
+    except FRAMES_ERRORS as exc:
+        return frames_problem(request, exc)
     return render(request, ORPHANS_TEMPLATE, context)
 
 
