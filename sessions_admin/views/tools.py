@@ -103,6 +103,14 @@ def _call_filter(tool: str, params: Any) -> calls.CallFilter:
     )
 
 
+def _toggled(kept: dict[str, str], flag: str) -> str:
+    """The same view with ``flag=1`` switched on or off."""
+    query = {k: v for k, v in kept.items() if k != flag}
+    if not kept.get(flag):
+        query[flag] = "1"
+    return "?" + urlencode(query)
+
+
 #: The query parameters that make up a shareable view of a tool's calls.
 CALL_PARAMS = ("errors", "slow", "target", "profile", "since", "until")
 
@@ -122,14 +130,7 @@ def tool_detail(request: HttpRequest, name: str) -> HttpResponse:
         "filter": call_filter,
         "params": kept,
         "slow_ms": settings.SLOW_TOOL_CALL_MS,
-        "toggle": {
-            flag: "?"
-            + urlencode(
-                {k: v for k, v in kept.items() if k != flag}
-                | ({} if kept.get(flag) else {flag: "1"})
-            )
-            for flag in ("errors", "slow")
-        },
+        "toggle": {flag: _toggled(kept, flag) for flag in ("errors", "slow")},
     }
     try:
         with side_db() as side:
