@@ -34,9 +34,10 @@ ROLLUPS_ONLY = ["sessions_admin.ourdata.rollups"]
 
 def _rollups_only() -> None:
     from sessions_admin.ourdata import sync
+    from sessions_admin.ourdata.rollups import ROLLUPS
 
     sync.CONSUMERS[:] = ROLLUPS_ONLY
-    sync.LISTENERS[:] = []
+    sync.LISTENERS[:] = [ROLLUPS]
 
 
 def build(report_every: int = 500_000) -> None:

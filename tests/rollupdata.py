@@ -146,17 +146,27 @@ def reference_principals(store: StoreBuilder) -> dict[tuple, tuple]:
 
 
 def reference_bands(store: StoreBuilder) -> dict[tuple, int]:
-    """Timed calls per (day, tool, duration band) and per (None, tool, band)."""
+    """Timed calls per (grain, bucket, tool, duration band); ("all", None) for all time."""
     from sessions_admin.ourdata.rollups.schema import duration_band
 
     counts: dict[tuple, int] = {}
     for tool, ts, _, _, _, _, duration in reference_calls(store):
         if duration is None:
             continue
-        for day in (ts // DAY_MS, None):
-            key = (day, tool, duration_band(duration))
-            counts[key] = counts.get(key, 0) + 1
+        band = duration_band(duration)
+        for key in (("hour", ts // HOUR_MS), ("day", ts // DAY_MS), ("all", None)):
+            counts[(*key, tool, band)] = counts.get((*key, tool, band), 0) + 1
     return counts
+
+
+def reference_last_active(store: StoreBuilder, grain_ms: int) -> dict[tuple, int]:
+    """Sessions by the bucket of their latest message."""
+    rows = store.execute(
+        f"SELECT last / {grain_ms}, target_key, profile_key, count(*) FROM (SELECT s.id, "
+        "s.target_key, s.profile_key, max(m.ts) AS last FROM sessions s JOIN session_messages m "
+        "ON m.session_id = s.id GROUP BY s.id) GROUP BY 1, 2, 3"
+    )
+    return {row[:3]: row[3] for row in rows}
 
 
 def nearest_rank_percentile(values: list[int], q: float) -> int | None:

@@ -64,12 +64,30 @@ def assert_rollups_match(side, store) -> None:
         assert activity_cells(side, grain) == R.reference_activity(store, ms)
     assert principal_messages(side) == R.reference_principals(store)
     assert band_counts(side) == R.reference_bands(store)
+    for grain, ms in (("hour", HOUR_MS), ("day", DAY_MS)):
+        rows = side.execute(f"SELECT bucket, target, profile, sessions FROM rollup_last_{grain}")
+        assert {row[:3]: row[3] for row in rows} == R.reference_last_active(store, ms)
 
 
 def band_counts(side) -> dict[tuple, int]:
-    rows = side.execute("SELECT bucket, tool, band, n FROM rollup_duration_day").fetchall()
-    total = side.execute("SELECT NULL, tool, band, n FROM rollup_duration_all").fetchall()
-    return {tuple(row[:3]): row[3] for row in rows + total}
+    rows = []
+    for grain in ("hour", "day"):
+        rows += side.execute(
+            f"SELECT '{grain}', bucket, tool, band, n FROM rollup_duration_{grain}"
+        ).fetchall()
+    rows += side.execute("SELECT 'all', NULL, tool, band, n FROM rollup_duration_all").fetchall()
+    return {tuple(row[:4]): row[4] for row in rows}
+
+
+def test_an_older_side_database_gains_new_tables_filled_from_its_calls(store, side):
+    R.fill_store(store, Random(8), sessions=6)
+    sync(side, store)
+    expected = band_counts(side)
+    for table in ("rollup_duration_hour", "rollup_duration_all", "rollup_last_day"):
+        side.execute(f"DROP TABLE {table}")
+    ROLLUPS.create(side)
+    assert band_counts(side) == expected
+    assert_rollups_match(side, store)
 
 
 def test_the_rollups_register_with_the_sync():

@@ -8,9 +8,9 @@ their window starts at the start of the UTC day its window starts in.
 
 **Percentiles** are nearest-rank over the window's calls that have a
 duration: with n durations sorted ascending, p50 is the ``ceil(0.50 n)``-th
-and p95 the ``ceil(0.95 n)``-th. n comes from the rollups; for whole-day
-windows the band counts (``rollup_duration_*``) say which ~5 %-wide duration
-band holds that rank, and one short ``OFFSET`` walk inside the band along an
+and p95 the ``ceil(0.95 n)``-th. n comes from the rollups; unfiltered, the
+band counts (``rollup_duration_*``) say which ~5 %-wide duration band holds
+that rank, and one short ``OFFSET`` walk inside the band along an
 index of the per-call table gives the exact value.
 """
 
@@ -168,14 +168,14 @@ def percentiles(
 ) -> tuple[int | None, ...]:
     """The exact nearest-rank quantiles of the tool's n timed calls in the window.
 
-    Unfiltered windows of whole days find the duration band holding each rank
-    from the band counts, then walk that band alone; the last 24 hours and
-    filtered views sort the window's own calls (an index range).
+    Unfiltered windows find the duration band holding each rank from the band
+    counts, then walk that band alone; a target or profile filter sorts the
+    window's own calls of that tool (an index range, then a sort).
     """
     if n <= 0:
         return tuple(None for _ in qs)
     ranks = [nearest_rank(n, q) for q in qs]
-    if scope != Scope() or window.grain != "day":
+    if scope != Scope():
         return tuple(_sorted_pick(side, tool, window, scope, k) for k in ranks)
     bands = _band_counts(side, tool, window)
     return tuple(_band_pick(side, tool, window, bands, k) for k in ranks)
@@ -206,8 +206,8 @@ def _band_counts(side, tool: str, window: Window) -> list[tuple[int, int]]:
         sql, args = "SELECT band, n FROM rollup_duration_all WHERE tool = ? ORDER BY band", [tool]
     else:
         sql = (
-            "SELECT band, sum(n) FROM rollup_duration_day WHERE tool = ? AND bucket >= ? "
-            "GROUP BY band ORDER BY band"
+            f"SELECT band, sum(n) FROM rollup_duration_{window.grain} WHERE tool = ? "
+            "AND bucket >= ? GROUP BY band ORDER BY band"
         )
         args = [tool, window.start_bucket]
     return side.execute(sql, args).fetchall()
@@ -283,9 +283,9 @@ def by_target(side: sqlite3.Connection, window: Window) -> list[TargetFigures]:
         cells[(target, profile)] = [started if since is None else 0, n]
     if since is not None:
         for target, profile, n in side.execute(
-            "SELECT target, profile, count(*) FROM rollup_session WHERE last_ts >= ? "
-            "GROUP BY target, profile",
-            [window.start_ms],
+            f"SELECT target, profile, sum(sessions) FROM rollup_last_{window.grain} "
+            "WHERE bucket >= ? GROUP BY target, profile",
+            [since],
         ):
             cells.setdefault((target, profile), [0, 0])[0] = n
     targets: dict[str, TargetFigures] = {}

@@ -39,6 +39,8 @@ class _Session:
     last_ts: int | None
     messages: int
     created_at: int | None = None
+    #: last_ts as the side database holds it, before this batch.
+    stored_last: int | None = None
 
 
 @dataclass
@@ -75,8 +77,10 @@ class _Deltas:
         self.principal: dict[tuple, list[int]] = defaultdict(lambda: [0, 0, 0, 0])
         # (session_id, hour) -> messages
         self.session_hour: dict[tuple[str, int], int] = defaultdict(int)
-        # (day or None for all time, tool, band) -> calls
+        # ("hour" | "day" | "all", bucket or None, tool, band) -> calls
         self.bands: dict[tuple, int] = defaultdict(int)
+        # (grain, bucket of the session's last message, target, profile) -> sessions
+        self.last: dict[tuple, int] = defaultdict(int)
         # Tool cells that lost a call: their max is looked up again afterwards.
         self.shrunk: set[tuple] = set()
 
@@ -85,6 +89,13 @@ class _Deltas:
             self.activity[(grain, bucket_of(ts, ms), s.target, s.profile)][0] += sign
         self.principal[(bucket_of(ts, DAY_MS), s.principal or "")][0] += sign
         self.session_hour[(session_id, bucket_of(ts, HOUR_MS))] += sign
+
+    def last_active(self, s: _Session, last_ts: int | None, sign: int) -> None:
+        """A session counts once, in the bucket of its latest message (windows' "active")."""
+        if last_ts is None:
+            return
+        for grain, ms in GRAINS.items():
+            self.last[(grain, bucket_of(last_ts, ms), s.target, s.profile)] += sign
 
     def session_created(self, s: _Session, sign: int = 1) -> None:
         created = None if s.created_at == NO_TIME else s.created_at
@@ -108,8 +119,9 @@ class _Deltas:
                 cell[4] = c.duration_ms
         if timed:
             band = duration_band(c.duration_ms)
-            self.bands[(bucket_of(c.ts, DAY_MS), c.tool, band)] += sign
-            self.bands[(None, c.tool, band)] += sign
+            for grain, ms in GRAINS.items():
+                self.bands[(grain, bucket_of(c.ts, ms), c.tool, band)] += sign
+            self.bands[("all", None, c.tool, band)] += sign
         person = self.principal[(bucket_of(c.ts, DAY_MS), c.principal or "")]
         person[2] += sign * count
         person[3] += sign * c.failed
@@ -121,7 +133,12 @@ class RollupListener:
     name = "rollups"
 
     def create(self, side: sqlite3.Connection) -> None:
+        existing = {
+            name for (name,) in side.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+        }
         _create_each(side)
+        if "rollup_call" in existing:
+            _backfill(side, existing)
 
     def reset(self, side: sqlite3.Connection) -> None:
         # Dropped, not emptied: a rebuild also brings the tables to this version's schema.
@@ -149,6 +166,10 @@ class RollupListener:
             deltas.message(m.session_id, s, m.ts)
             if is_tool_call(m.tool_name):
                 _take_call(side, calls, deltas, s, m)
+        for s in sessions.values():
+            if s.last_ts != s.stored_last:
+                deltas.last_active(s, s.stored_last, -1)
+                deltas.last_active(s, s.last_ts, 1)
         _write_sessions(side, sessions)
         _write_calls(side, calls.items())
         _apply(side, deltas)
@@ -195,6 +216,7 @@ class RollupListener:
                     deltas.activity[(grain, bucket_of(ts, ms), s.target, s.profile)][0] -= n
                 deltas.principal[(bucket_of(ts, DAY_MS), s.principal or "")][0] -= n
             for s in sessions.values():
+                deltas.last_active(s, s.stored_last, -1)
                 if s.created_at is not None:
                     deltas.session_created(s, -1)
             for c in _load_calls(side, f"session_id IN ({marks})", chunk):
@@ -233,6 +255,34 @@ def _create_each(side: sqlite3.Connection) -> None:
             side.execute(statement)
 
 
+def _floor_sql(column: str, ms: int) -> str:
+    """``column // ms`` as Python floors it (SQLite's ``/`` truncates towards zero)."""
+    return f"CASE WHEN {column} >= 0 THEN {column} / {ms} ELSE ({column} + 1) / {ms} - 1 END"
+
+
+def _backfill(side: sqlite3.Connection, existing: set[str]) -> None:
+    """Fill tables added by a newer version from the per-call and per-session rows,
+    so an upgrade does not need a rebuild from the store."""
+    for grain, ms in GRAINS.items():
+        if f"rollup_duration_{grain}" not in existing:
+            side.execute(
+                f"INSERT INTO rollup_duration_{grain} (tool, bucket, band, n) "
+                f"SELECT tool, {_floor_sql('ts', ms)}, band, count(*) FROM rollup_call "
+                "WHERE duration_ms IS NOT NULL GROUP BY 1, 2, 3"
+            )
+        if f"rollup_last_{grain}" not in existing:
+            side.execute(
+                f"INSERT INTO rollup_last_{grain} (bucket, target, profile, sessions) "
+                f"SELECT {_floor_sql('last_ts', ms)}, target, profile, count(*) "
+                "FROM rollup_session WHERE last_ts IS NOT NULL GROUP BY 1, 2, 3"
+            )
+    if "rollup_duration_all" not in existing:
+        side.execute(
+            "INSERT INTO rollup_duration_all (tool, band, n) SELECT tool, band, count(*) "
+            "FROM rollup_call WHERE duration_ms IS NOT NULL GROUP BY 1, 2"
+        )
+
+
 def _stamp(side: sqlite3.Connection) -> None:
     side.execute(
         "INSERT INTO rollup_meta (key, value) VALUES ('computed_at', ?) "
@@ -252,7 +302,8 @@ def _load_sessions(side: sqlite3.Connection, ids: set[str]) -> dict[str, _Sessio
             chunk,
         )
         for sid, *rest in rows:
-            found[sid] = _Session(*rest)
+            found[sid] = session = _Session(*rest)
+            session.stored_last = session.last_ts
     return found
 
 
@@ -403,6 +454,7 @@ def _apply(side: sqlite3.Connection, d: _Deltas) -> None:
         [(*key, n) for key, n in d.session_hour.items() if n > 0],
     )
     _apply_bands(side, d.bands)
+    _apply_last(side, d.last)
     for key in d.shrunk:
         _refresh_max(side, *key)
     # Only a subtraction can empty a cell: look at those cells alone, not the tables.
@@ -426,24 +478,43 @@ def _apply(side: sqlite3.Connection, d: _Deltas) -> None:
 
 def _apply_bands(side: sqlite3.Connection, bands: dict[tuple, int]) -> None:
     changed = [(key, n) for key, n in bands.items() if n]
-    side.executemany(
-        "INSERT INTO rollup_duration_day (bucket, tool, band, n) VALUES (?, ?, ?, ?) "
-        "ON CONFLICT DO UPDATE SET n = n + excluded.n",
-        [(*key, n) for key, n in changed if key[0] is not None],
-    )
+    for grain in GRAINS:
+        rows = [(k[2], k[1], k[3], n) for k, n in changed if k[0] == grain]
+        side.executemany(
+            f"INSERT INTO rollup_duration_{grain} (tool, bucket, band, n) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT DO UPDATE SET n = n + excluded.n",
+            rows,
+        )
+        side.executemany(
+            f"DELETE FROM rollup_duration_{grain} WHERE tool = ? AND bucket = ? AND band = ? "
+            "AND n <= 0",
+            [row[:3] for row in rows if row[3] < 0],
+        )
+    rows = [(k[2], k[3], n) for k, n in changed if k[0] == "all"]
     side.executemany(
         "INSERT INTO rollup_duration_all (tool, band, n) VALUES (?, ?, ?) "
         "ON CONFLICT DO UPDATE SET n = n + excluded.n",
-        [(*key[1:], n) for key, n in changed if key[0] is None],
-    )
-    side.executemany(
-        "DELETE FROM rollup_duration_day WHERE bucket = ? AND tool = ? AND band = ? AND n <= 0",
-        [key for key, n in changed if n < 0 and key[0] is not None],
+        rows,
     )
     side.executemany(
         "DELETE FROM rollup_duration_all WHERE tool = ? AND band = ? AND n <= 0",
-        [key[1:] for key, n in changed if n < 0 and key[0] is None],
+        [row[:2] for row in rows if row[2] < 0],
     )
+
+
+def _apply_last(side: sqlite3.Connection, last: dict[tuple, int]) -> None:
+    for grain in GRAINS:
+        rows = [(*k[1:], n) for k, n in last.items() if k[0] == grain and n]
+        side.executemany(
+            f"INSERT INTO rollup_last_{grain} (bucket, target, profile, sessions) "
+            "VALUES (?, ?, ?, ?) ON CONFLICT DO UPDATE SET sessions = sessions + excluded.sessions",
+            rows,
+        )
+        side.executemany(
+            f"DELETE FROM rollup_last_{grain} WHERE bucket = ? AND target = ? AND profile = ? "
+            "AND sessions <= 0",
+            [row[:3] for row in rows if row[3] < 0],
+        )
 
 
 def _refresh_max(

@@ -15,8 +15,10 @@ only in the ``all`` window (a call's ``ts`` is then stored as ``NO_TIME``, which
   x profile;
 * ``rollup_principal_day``: messages, sessions created, calls and errors
   per day x principal;
-* ``rollup_duration_day`` / ``rollup_duration_all``: calls per tool and
-  duration band (about 5 % wide), per day and over all time;
+* ``rollup_duration_hour`` / ``_day`` / ``_all``: calls per tool and
+  duration band (about 5 % wide), per hour, per day and over all time;
+* ``rollup_last_hour`` / ``rollup_last_day``: sessions per bucket of their
+  latest message x target x profile (sessions active in a window);
 * ``rollup_session`` and ``rollup_session_hour``: what each session
   contributed, so that forgetting a session subtracts exactly that;
 * ``rollup_meta``: when the figures were last computed.
@@ -67,8 +69,11 @@ TABLES = (
     "rollup_principal_day",
     "rollup_session",
     "rollup_session_hour",
+    "rollup_duration_hour",
     "rollup_duration_day",
     "rollup_duration_all",
+    "rollup_last_hour",
+    "rollup_last_day",
 )
 
 _TOOL_CELLS = """
@@ -77,6 +82,16 @@ CREATE TABLE IF NOT EXISTS rollup_tool_{grain} (
   calls INTEGER NOT NULL, errors INTEGER NOT NULL, timed INTEGER NOT NULL,
   total_ms INTEGER NOT NULL, max_ms INTEGER,
   PRIMARY KEY (bucket, tool, target, profile)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS rollup_duration_{grain} (
+  bucket INTEGER NOT NULL, tool TEXT NOT NULL, band INTEGER NOT NULL, n INTEGER NOT NULL,
+  PRIMARY KEY (tool, bucket, band)
+) WITHOUT ROWID;
+-- Sessions by the bucket of their latest message: "active since" is a sum.
+CREATE TABLE IF NOT EXISTS rollup_last_{grain} (
+  bucket INTEGER NOT NULL, target TEXT NOT NULL, profile TEXT NOT NULL,
+  sessions INTEGER NOT NULL,
+  PRIMARY KEY (bucket, target, profile)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS rollup_activity_{grain} (
   bucket INTEGER NOT NULL, target TEXT NOT NULL, profile TEXT NOT NULL,
@@ -117,10 +132,6 @@ CREATE INDEX IF NOT EXISTS rollup_call_second ON rollup_call (second_id)
   WHERE second_id IS NOT NULL;
 -- How many calls of each tool fall in each duration band, per day and over all
 -- time: where the p50 / p95 call lies, before one walk finds its exact value.
-CREATE TABLE IF NOT EXISTS rollup_duration_day (
-  bucket INTEGER NOT NULL, tool TEXT NOT NULL, band INTEGER NOT NULL, n INTEGER NOT NULL,
-  PRIMARY KEY (tool, bucket, band)
-) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS rollup_duration_all (
   tool TEXT NOT NULL, band INTEGER NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (tool, band)
 ) WITHOUT ROWID;
