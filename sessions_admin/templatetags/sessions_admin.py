@@ -13,10 +13,11 @@ from django import template
 from django.conf import settings
 from django.utils import timezone
 from django.utils.html import format_html
-from django.utils.safestring import SafeString, mark_safe
+from django.utils.safestring import SafeString
 
 from sessions_admin.humanize import duration, exact_time, file_size
 from sessions_admin.ids import session_url as build_session_url
+from sessions_admin.markup import safe_html
 from sessions_admin.store.timeutil import from_epoch_ms
 
 register = template.Library()
@@ -87,7 +88,7 @@ def reltime(epoch_ms: int | datetime | None) -> SafeString:
     Takes the store's epoch milliseconds or an aware datetime (a value already
     aggregated in Python, such as a target's latest activity).
     """
-    return mark_safe(relative_time_html(epoch_ms))  # noqa: S308 (no store text inside)
+    return safe_html(relative_time_html(epoch_ms))  # no store text inside
 
 
 @register.simple_tag
