@@ -9,22 +9,17 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from django.urls import resolve
 
-from sessions_admin.ourdata import sidedb
-from sessions_admin.ourdata.rollups import ROLLUPS
+from sessions_admin.ourdata import sync
 from tests import rollupdata as R
 from tests.conftest import STORE_DB
 
 
 @pytest.fixture
 def synced(store, settings, tmp_path, monkeypatch):
-    """A store full of calls, fed through the rollups, with "now" just after its last message."""
+    """A store full of calls, synced by the runner, with "now" just after its last message."""
     settings.VAR_DIR = tmp_path / "var"
     R.fill_store(store, Random(13), sessions=12)
-    side = sidedb.connect()
-    ROLLUPS.create(side)
-    with side:
-        ROLLUPS.add_messages(side, R.feed(store))
-    side.close()
+    sync.sync_once()
     last = store.execute("SELECT max(ts) FROM session_messages")[0][0]
     monkeypatch.setattr("sessions_admin.views.figures.now_ms", lambda: last + 1000)
     monkeypatch.setattr("sessions_admin.views.overview.now_ms", lambda: last + 1000)
@@ -46,6 +41,8 @@ def test_it_shows_every_section_with_figures_as_of_the_sync(synced, staff_client
     ):
         assert heading in html
     assert "Figures as of" in html
+    (messages,) = synced.execute("SELECT count(*) FROM session_messages")[0]
+    assert f"12 sessions · {messages:,} messages" in html
     assert html.count("<svg") >= 4 and "<title>" in html
     assert 'class="visually-hidden"' in html  # the charts' tables for screen readers
 

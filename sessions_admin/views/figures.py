@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import sqlite3
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import UTC, datetime
 from urllib.parse import urlencode
 
@@ -13,33 +10,10 @@ from django.urls import reverse
 
 from sessions_admin.charts import Point, bar_chart, sparkline
 from sessions_admin.ids import session_url
-from sessions_admin.ourdata import sidedb
 from sessions_admin.ourdata.rollups.figures import WINDOWS, Window, bucket_ms
 
 #: The session list's last-active preset that matches each window.
 LIST_PRESET = {"24h": "24h", "7d": "7d", "30d": "30d", "all": None}
-
-
-class NotComputed(Exception):
-    """The rollups have not been built yet (no side database, or no rollup tables)."""
-
-
-@contextmanager
-def side_db() -> Iterator[sqlite3.Connection]:
-    try:
-        conn = sidedb.connect_readonly()
-    except sidedb.SideDatabaseUnavailable as exc:
-        raise NotComputed() from exc
-    if conn is None:
-        raise NotComputed()
-    try:
-        yield conn
-    except (sqlite3.OperationalError, sidedb.driver().OperationalError) as exc:
-        if "no such table" in str(exc):
-            raise NotComputed() from exc
-        raise
-    finally:
-        conn.close()
 
 
 def now_ms() -> int:

@@ -7,8 +7,6 @@ sync; row counts and frames use are fetched after the page (``?part=counts``).
 
 from __future__ import annotations
 
-import sqlite3
-
 from django.db import DatabaseError
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
@@ -24,12 +22,10 @@ from sessions_admin.store import size
 from sessions_admin.store.connection import StoreError, describe_database_error, store_status
 from sessions_admin.views.figures import (
     LIST_PRESET,
-    NotComputed,
     activity_charts,
     iso_utc,
     list_url,
     now_ms,
-    side_db,
     tool_url,
     window_links,
 )
@@ -65,9 +61,9 @@ def overview(request: HttpRequest) -> HttpResponse:
         **(_counts(request) if wants_counts else {}),
     }
     try:
-        with side_db() as side:
+        with figures.reading() as side:
             context.update(_rollup_context(side, window))
-    except NotComputed:
+    except figures.NotComputed:
         context["not_computed"] = True
     return render(request, TEMPLATE, context)
 
@@ -103,7 +99,7 @@ def _target_bars(targets: list[figures.TargetFigures], preset: str | None) -> li
     return bars
 
 
-def _rollup_context(side: sqlite3.Connection, window: Window) -> dict:
+def _rollup_context(side: figures.SideConnection, window: Window) -> dict:
     now = window.now_ms
     preset = LIST_PRESET[window.key]
     targets = _target_bars(figures.by_target(side, window), preset)
@@ -119,6 +115,7 @@ def _rollup_context(side: sqlite3.Connection, window: Window) -> dict:
     ]
     return {
         "computed_at": figures.computed_at(side),
+        "totals": figures.totals(side),
         "charts": activity_charts(
             figures.activity(side, "hour", 24, now), figures.activity(side, "day", 90, now)
         ),
@@ -136,6 +133,6 @@ def _counts(request: HttpRequest) -> dict:
         problem = None
     except StoreError as exc:
         counts, problem = None, exc
-    except (DatabaseError, sqlite3.Error) as exc:
+    except DatabaseError as exc:
         counts, problem = None, describe_database_error(exc)
     return {"counts": counts, "problem": problem, "status": store_status()}

@@ -21,10 +21,8 @@ from sessions_admin.ourdata.rollups import calls, figures
 from sessions_admin.ourdata.rollups.figures import BadFigureQuery, Scope, parse_window
 from sessions_admin.store.queries import BadQuery, parse_datetime_param
 from sessions_admin.views.figures import (
-    NotComputed,
     now_ms,
     permalink,
-    side_db,
     tool_sparkline,
     tool_url,
     window_links,
@@ -70,14 +68,14 @@ def tool_list(request: HttpRequest) -> HttpResponse:
         "windows": window_links(window, kept),
     }
     try:
-        with side_db() as side:
+        with figures.reading() as side:
             rows = figures.tool_rows(side, window, scope)
             for row in rows:
                 row.url = tool_url(row.tool, **kept)
                 row.errors_url = tool_url(row.tool, errors="1", **kept)
                 row.spark = tool_sparkline(row.series, window.grain)
             context.update(rows=rows, computed_at=figures.computed_at(side), **_scope_choices(side))
-    except NotComputed:
+    except figures.NotComputed:
         context["not_computed"] = True
     template = "sessions_admin/tools.html"
     if request.htmx and request.htmx.target == "tool-table":
@@ -133,7 +131,7 @@ def tool_detail(request: HttpRequest, name: str) -> HttpResponse:
         "toggle": {flag: _toggled(kept, flag) for flag in ("errors", "slow")},
     }
     try:
-        with side_db() as side:
+        with figures.reading() as side:
             page = calls.tool_calls(side, call_filter, cursor)
             context.update(
                 rows=[(row, permalink(row.session_id, row.link_id)) for row in page.rows],
@@ -146,7 +144,7 @@ def tool_detail(request: HttpRequest, name: str) -> HttpResponse:
                 computed_at=figures.computed_at(side),
                 **_scope_choices(side),
             )
-    except NotComputed:
+    except figures.NotComputed:
         context["not_computed"] = True
     template = "sessions_admin/tool_calls.html"
     if request.htmx and cursor is not None:

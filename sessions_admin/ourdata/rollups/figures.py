@@ -18,9 +18,38 @@ from __future__ import annotations
 
 import math
 import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
+from sessions_admin.ourdata import sidedb
 from sessions_admin.ourdata.rollups.schema import DAY_MS, GRAINS, band_floor
+
+#: What the pages hold while they read the rollups.
+SideConnection = sqlite3.Connection
+
+
+class NotComputed(Exception):
+    """The rollups have not been built yet (no side database, or no rollup tables)."""
+
+
+@contextmanager
+def reading() -> Iterator[SideConnection]:
+    """A read-only connection to the rollups for one request."""
+    try:
+        conn = sidedb.connect_readonly()
+    except sidedb.SideDatabaseUnavailable as exc:
+        raise NotComputed() from exc
+    if conn is None:
+        raise NotComputed()
+    try:
+        yield conn
+    except (sqlite3.OperationalError, sidedb.driver().OperationalError) as exc:
+        if "no such table" in str(exc):
+            raise NotComputed() from exc
+        raise
+    finally:
+        conn.close()
 
 
 class BadFigureQuery(ValueError):
@@ -318,6 +347,14 @@ def busiest_principals(
         [since if since is not None else -(2**62), limit],
     )
     return [PrincipalFigures(*row) for row in rows]
+
+
+def totals(side: sqlite3.Connection) -> tuple[int, int]:
+    """(sessions, messages) the sync has seen, summed from the daily cells."""
+    row = side.execute(
+        "SELECT coalesce(sum(sessions), 0), coalesce(sum(messages), 0) FROM rollup_activity_day"
+    ).fetchone()
+    return row[0], row[1]
 
 
 def computed_at(side: sqlite3.Connection) -> int | None:
