@@ -1,7 +1,8 @@
 """Template helpers: session links, times, durations, sizes, ids.
 
-Everything returned here is escaped with ``format_html``: store values are
-text, never markup.
+The ``<time>`` tags are built here from our own values (ISO and strftime output) and
+pass through :mod:`sessions_admin.markup`; store values reach templates as text,
+never markup.
 """
 
 from __future__ import annotations
@@ -12,12 +13,11 @@ from urllib.parse import quote
 from django import template
 from django.conf import settings
 from django.utils import timezone
-from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
 from sessions_admin.humanize import duration, exact_time, file_size
 from sessions_admin.ids import session_url as build_session_url
-from sessions_admin.markup import safe_html
+from sessions_admin.markup import esc, safe_html
 from sessions_admin.store.timeutil import from_epoch_ms
 
 register = template.Library()
@@ -95,12 +95,12 @@ def reltime(epoch_ms: int | datetime | None) -> SafeString:
 def abstime(epoch_ms: int | None, with_date: bool = True) -> SafeString | str:
     moment = from_epoch_ms(epoch_ms)
     if moment is None:
-        return format_html('<span class="muted">—</span>')
+        return safe_html('<span class="muted">—</span>')
     local = timezone.localtime(moment)
     fmt = "%Y-%m-%d %H:%M:%S" if with_date else "%H:%M:%S"
-    exact = exact_time(local)
-    return format_html(
-        '<time datetime="{}" title="{}">{}</time>', moment.isoformat(), exact, local.strftime(fmt)
+    return safe_html(
+        f'<time datetime="{esc(moment.isoformat())}" title="{esc(exact_time(local))}">'
+        f"{esc(local.strftime(fmt))}</time>"
     )
 
 
