@@ -8,8 +8,10 @@ never markup.
 from __future__ import annotations
 
 from datetime import datetime, tzinfo
+from urllib.parse import quote
 
 from django import template
+from django.conf import settings
 from django.utils import timezone
 from django.utils.safestring import SafeString
 
@@ -121,3 +123,36 @@ def intcomma(value: int | None) -> str:
 @register.inclusion_tag("sessions_admin/_copy_id.html")
 def copy_id(value: str, shorten: bool = True) -> dict:
     return {"value": value, "short": short_id(value) if shorten else value}
+
+
+@register.filter
+def percent(value: float | None) -> str:
+    """A share as "8.1 %" ("0.04 %" for small non-zero shares, so they never read as 0)."""
+    if value is None:
+        return "–"
+    share = value * 100
+    if 0 < share < 0.1:
+        return f"{share:.2f} %"
+    return f"{share:.1f} %"
+
+
+def fill_url_template(template: str, **values: str | None) -> str:
+    """``{name}`` placeholders replaced by percent-encoded values (every reserved character)."""
+    url = template
+    for name, value in values.items():
+        url = url.replace("{" + name + "}", quote(value or "", safe=""))
+    return url
+
+
+@register.simple_tag
+def resume_url(session: object) -> str:
+    """Where the runtime's Director Chat resumes this session ("" when not configured)."""
+    template = settings.RESUME_URL_TEMPLATE
+    if not template:
+        return ""
+    return fill_url_template(
+        template,
+        session_id=getattr(session, "id", ""),
+        target_key=getattr(session, "target_key", ""),
+        profile_key=getattr(session, "profile_key", ""),
+    )
