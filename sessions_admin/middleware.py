@@ -14,8 +14,10 @@ from django.db import DatabaseError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
+from sessions_admin.logs import log_time_limit_stop
 from sessions_admin.store.connection import (
     StoreError,
+    StoreTimeout,
     describe_database_error,
     store_status,
 )
@@ -32,7 +34,10 @@ class StoreErrorMiddleware:
         return self.get_response(request)
 
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
-        if isinstance(exception, StoreError):
+        if isinstance(exception, StoreTimeout):
+            log_time_limit_stop(request, exception)
+            error = exception
+        elif isinstance(exception, StoreError):
             error = exception
         elif isinstance(exception, DatabaseError):
             logger.warning("database error on %s: %s", request.path, exception)

@@ -32,6 +32,9 @@ class Route:
 
 #: Top-level routes (by name, or by path for unnamed ones), one sample URL each.
 PAGES = {
+    "overview": Route("/"),
+    "tools": Route("/tools/"),
+    "tool": Route("/tools/fs.read/"),
     "sessions": Route("/sessions/"),
     "targets": Route("/targets/"),
     "frames_orphans": Route("/frames/orphans/"),
@@ -54,7 +57,7 @@ DESTRUCTIVE_POSTS = {
     "frames_orphans": Route("/frames/orphans/", post={"session_id": "gone_1"}),
 }
 #: Routes anyone may open, and the auth pages themselves.
-OPEN = {"healthz", "login", "logout", ""}
+OPEN = {"healthz", "login", "logout"}
 GUARDED = {**PAGES, **{f"session:{name}": route for name, route in SESSION_PAGES.items()}}
 DESTRUCTIVE = {
     **{name: route for name, route in GUARDED.items() if route.post is not None},
@@ -91,7 +94,7 @@ def test_every_view_of_the_url_map_carries_its_own_guard():
         for view in views
         if not getattr(view, "staff_only", False)
     }
-    assert unguarded == {"healthz", "RedirectView", "LoginView", "LogoutView"}
+    assert unguarded == {"healthz", "LoginView", "LogoutView"}
 
 
 @pytest.mark.parametrize("name", sorted(GUARDED))
@@ -202,6 +205,10 @@ def _admin_urls(audit_pk: int, user_pk: int) -> dict[str, str]:
         **_model_urls("sessions_admin/deletionaudit", str(audit_pk)),
         **_model_urls("auth/user", str(user_pk)),
         **_model_urls("auth/group", "1"),
+        # django-axes: failed logins and lockouts (deleting an attempt unlocks).
+        **_model_urls("axes/accessattempt", "1"),
+        **_model_urls("axes/accesslog", "1"),
+        **_model_urls("axes/accessfailurelog", "1"),
     }
 
 
@@ -210,6 +217,7 @@ ADMIN_DESTRUCTIVE = {
     "admin:sessions_admin_session_delete": {"post": "yes"},
     "admin:sessions_admin_session_clear_all": {"expected": "1", "phrase": "delete 1 session"},
     "admin:sessions_admin_session_clear_all_step": {},
+    "admin:axes_accessattempt_delete": {"post": "yes"},
 }
 OPEN_ADMIN = {"admin:login", "admin:logout"}
 

@@ -72,7 +72,7 @@ class SyncListener(Protocol):
 LISTENERS: list[SyncListener] = []
 
 #: The modules whose import registers a listener.
-CONSUMERS: list[str] = ["sessions_admin.ourdata.index"]
+CONSUMERS: list[str] = ["sessions_admin.ourdata.index", "sessions_admin.ourdata.rollups"]
 
 #: Bumped when a table of the side database changes shape; an older file asks
 #: for ``sync_index --rebuild`` (pages treat it as no index).
