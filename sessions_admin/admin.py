@@ -36,6 +36,7 @@ from sessions_admin.store import deletion, queries
 from sessions_admin.store.cliptext import SHORT_TEXT_CHARS, clipped_expr
 from sessions_admin.store.connection import StoreError, is_read_only
 from sessions_admin.store.timeutil import from_epoch_ms
+from sessions_admin.store.values import OddValue, as_id, as_text, as_time
 from sessions_admin.templatetags.sessions_admin import short_id
 
 COUNT_CAP = 10_000
@@ -56,8 +57,10 @@ class CappedPaginator(Paginator):
         return self.object_list[: COUNT_CAP + 1].count()
 
 
-def _epoch(value: int | None) -> Any:
-    moment = from_epoch_ms(value)
+def _epoch(value: object) -> Any:
+    """A datetime the admin formats, or what the store holds instead (described)."""
+    value = as_time(value)
+    moment = from_epoch_ms(value)  # type: ignore[arg-type]
     return moment if moment is not None else value
 
 
@@ -205,19 +208,19 @@ class SessionAdmin(ReadOnlyStoreAdmin):
 
     @admin.display(description="title")
     def title_shown(self, obj: Session) -> str:
-        return obj.title_clip or "(untitled)"
+        return as_text(obj.title_clip) or "(untitled)"
 
     @admin.display(description="target")
     def target_shown(self, obj: Session) -> str:
-        return obj.target_key_clip
+        return as_text(obj.target_key_clip)
 
     @admin.display(description="profile")
     def profile_shown(self, obj: Session) -> str:
-        return obj.profile_key_clip
+        return as_text(obj.profile_key_clip)
 
     @admin.display(description="principal")
     def principal_shown(self, obj: Session) -> str:
-        return obj.principal_id_clip or "—"
+        return as_text(obj.principal_id_clip) or "—"
 
     def get_ordering(self, request: HttpRequest) -> list[str]:
         # Newest first has an index only within one target; across all targets
@@ -260,12 +263,14 @@ class SessionAdmin(ReadOnlyStoreAdmin):
             format_html_join(
                 "",
                 "<tr><td><code>{}</code></td><td>{}</td><td><pre>{}</pre></td></tr>",
-                ((key, _epoch(updated), value) for key, value, updated in rows),
+                ((as_id(key), _epoch(updated), as_text(value)) for key, value, updated in rows),
             ),
         )
 
     @admin.display(description="dashboard")
     def dashboard_link(self, obj: Session) -> str:
+        if isinstance(obj.id, OddValue):
+            return "—"
         return format_html('<a href="{}">open in the dashboard</a>', session_url(obj.id))
 
     # -- deleting: always the cascade ---------------------------------------------
@@ -462,9 +467,10 @@ class MessageAdmin(ReadOnlyStoreAdmin):
 
     @admin.display(description="session")
     def session_link(self, obj: Message) -> str:
-        return format_html(
-            '<a href="{}">{}</a>', session_url(obj.session_id), short_id(obj.session_id)
-        )
+        session_id = as_id(obj.session_id)
+        if isinstance(session_id, OddValue):  # a NULL or BLOB id: no URL names it
+            return session_id
+        return format_html('<a href="{}">{}</a>', session_url(session_id), short_id(session_id))
 
     def get_queryset(self, request: HttpRequest) -> QuerySet:
         # Only heads of the text columns leave SQLite (store.cliptext); the
@@ -488,35 +494,41 @@ class MessageAdmin(ReadOnlyStoreAdmin):
 
     @admin.display(description="role")
     def role_shown(self, obj: Message) -> str:
-        return obj.role_clip
+        return as_text(obj.role_clip)
 
     @admin.display(description="tool")
     def tool_shown(self, obj: Message) -> str:
-        return obj.tool_clip or "—"
+        return as_text(obj.tool_clip) or "—"
 
     @admin.display(description="content")
     def short_content(self, obj: Message) -> str:
-        return obj.content_head or ""
+        return as_text(obj.content_head) or ""
 
     @admin.display(description="content")
     def content_shown(self, obj: Message) -> str:
-        return format_html("<pre>{}</pre>", obj.content_clip or "")
+        return format_html("<pre>{}</pre>", as_text(obj.content_clip) or "")
 
     @admin.display(description="tool args")
     def args_shown(self, obj: Message) -> str:
-        return format_html("<pre>{}</pre>", obj.args_clip) if obj.args_clip else "—"
+        text = as_text(obj.args_clip)
+        return format_html("<pre>{}</pre>", text) if text else "—"
 
     @admin.display(description="tool result")
     def result_shown(self, obj: Message) -> str:
-        return format_html("<pre>{}</pre>", obj.result_clip) if obj.result_clip else "—"
+        text = as_text(obj.result_clip)
+        return format_html("<pre>{}</pre>", text) if text else "—"
 
     @admin.display(description="model · trace · span")
     def ids_shown(self, obj: Message) -> str:
-        return " · ".join(value or "—" for value in (obj.model_clip, obj.trace_clip, obj.span_clip))
+        values = (obj.model_clip, obj.trace_clip, obj.span_clip)
+        return " · ".join(as_text(value) or "—" for value in values)
 
     @admin.display(description="dashboard")
     def dashboard_link(self, obj: Message) -> str:
-        url = session_url(obj.session_id, at=obj.id) + f"#message-{obj.id}"
+        session_id = as_id(obj.session_id)
+        if isinstance(session_id, OddValue):
+            return "—"
+        url = session_url(session_id, at=obj.id) + f"#message-{obj.id}"
         return format_html('<a href="{}">open in the session page</a>', url)
 
     @admin.display(description="time", ordering="ts")

@@ -23,6 +23,7 @@ from typing import Any
 from sessions_admin.store.cliptext import clipped_sql
 from sessions_admin.store.connection import time_limit
 from sessions_admin.store.queries import _cursor_execute, _escape_like
+from sessions_admin.store.values import as_id, as_int, as_number, as_text, as_time
 
 PAGE_SIZE = 100
 #: A column longer than this (in characters, ~64 KB) is sent truncated.
@@ -95,6 +96,8 @@ class MessageRow:
     ts: int
     #: For a truncated result: whether the full JSON reports an error (SQLite checked it).
     result_error: bool | None = None
+    #: The raw ``ts`` (any storage class): keysets compare it in SQLite as it is.
+    position: Any = None
 
 
 @dataclass(frozen=True)
@@ -241,28 +244,34 @@ def _row(row: tuple) -> MessageRow:
         result_error,
     ) = row
 
-    def value(text: str | None, size: int | None) -> Value | None:
-        if text is None:
-            return None
-        return Value(text, truncated=size is not None, size=size or 0)
-
     return MessageRow(
         id=mid,
-        role=role,
-        content=value(content, content_size) or Value(""),
-        tool_name=name,
-        tool_call_id=call_id,
-        tool_target=target,
-        tool_op=op,
-        tool_args=value(args, args_size),
-        tool_result=value(result, result_size),
-        tool_duration_ms=duration,
-        trace_id=trace,
-        span_id=span,
-        model_id=model,
-        ts=ts,
+        role=as_id(role),
+        content=_value(content, content_size) or Value(""),
+        tool_name=as_text(name),
+        tool_call_id=as_text(call_id),
+        tool_target=as_text(target),
+        tool_op=as_text(op),
+        tool_args=_value(args, args_size),
+        tool_result=_value(result, result_size),
+        tool_duration_ms=as_int(duration),  # type: ignore[arg-type]
+        trace_id=as_text(trace),
+        span_id=as_text(span),
+        model_id=as_text(model),
+        ts=as_time(ts),  # type: ignore[arg-type]
         result_error=None if result_error is None else bool(result_error),
+        position=ts,
     )
+
+
+def _value(text: object, size: int | None) -> Value | None:
+    """A value column as text; a BLOB (or any non-text) becomes its description."""
+    if text is None:
+        return None
+    if type(text) is not str:
+        text = as_text(text)
+        size = None
+    return Value(text, truncated=size is not None, size=size or 0)  # type: ignore[arg-type]
 
 
 def _position(session_id: str, message_id: int) -> int:
@@ -271,7 +280,7 @@ def _position(session_id: str, message_id: int) -> int:
     )
     if not rows:
         raise UnknownMessage(f"This session has no message {message_id}.")
-    return rows[0][0]
+    return as_text(rows[0][0])
 
 
 def _slice(
@@ -374,8 +383,8 @@ def _neighbours(session_id: str, page: MessagePage) -> dict[str, list[tuple[int,
     found: dict[str, list[tuple[int, str, bool]]] = {}
     first, last = page.messages[0], page.messages[-1]
     edges = (
-        ("<", "DESC", (first.ts, first.id)),
-        (">", "ASC", (last.ts, last.id)),
+        ("<", "DESC", (first.position, first.id)),
+        (">", "ASC", (last.position, last.id)),
     )
     page_ids = {m.id for m in page.messages}
     for op, direction, (ts, mid) in edges:
@@ -385,9 +394,10 @@ def _neighbours(session_id: str, page: MessagePage) -> dict[str, list[tuple[int,
             f"ORDER BY ts {direction}, id {direction} LIMIT {PAIR_WINDOW}",
             [session_id, ts, ts, mid],
         )
-        for other_id, role, call_id in rows:
+        for other_id, raw_role, raw_call_id in rows:
+            call_id = as_text(raw_call_id)
             if call_id in call_ids and other_id not in page_ids:
-                found.setdefault(call_id, []).append((other_id, role, op == "<"))
+                found.setdefault(call_id, []).append((other_id, as_id(raw_role), op == "<"))
     return found
 
 
@@ -425,7 +435,7 @@ def state_rows(session_id: str) -> list[StateRow]:
             [session_id],
         )
     return [
-        StateRow(key, Value(text, truncated=size is not None, size=size or 0), updated)
+        StateRow(as_id(key), _value(text, size) or Value(""), as_time(updated))  # type: ignore[arg-type]
         for key, text, size, updated in rows
     ]
 
@@ -440,7 +450,7 @@ def message_value(session_id: str, message_id: int, column: str) -> str | None:
     )
     if not rows:
         raise UnknownMessage(f"This session has no message {message_id}.")
-    return rows[0][0]
+    return as_text(rows[0][0])
 
 
 def state_value(session_id: str, key: str) -> StateRow:
@@ -450,9 +460,9 @@ def state_value(session_id: str, key: str) -> StateRow:
     )
     if not rows:
         raise UnknownMessage(f"This session has no state key {key!r}.")
-    return StateRow(
-        key, Value(rows[0][0], size=len(rows[0][0].encode("utf-8", "replace"))), rows[0][1]
-    )
+    text = as_text(rows[0][0]) or ""
+    value = Value(text, size=len(text.encode("utf-8", "replace")))
+    return StateRow(key, value, as_time(rows[0][1]))  # type: ignore[arg-type]
 
 
 # -- statistics ---------------------------------------------------------------
@@ -496,11 +506,14 @@ def session_stats(session_id: str, time_limit_ms: int | None = None) -> SessionS
             "WHERE session_id = ?",
             [session_id],
         )
-    for role, name, duration, ts in rows:
+    for raw_role, raw_name, raw_duration, raw_ts in rows:
+        # Only real numbers count in the figures; odd ones are shown on their message.
+        role, name = as_id(raw_role), as_text(raw_name)
+        duration, ts = as_number(raw_duration), as_number(as_time(raw_ts))
         roles[role] = roles.get(role, 0) + 1
-        if first is None or ts < first:
+        if ts is not None and (first is None or ts < first):
             first = ts
-        if last is None or ts > last:
+        if ts is not None and (last is None or ts > last):
             last = ts
         if name is not None:
             counts[name] = counts.get(name, 0) + 1

@@ -7,6 +7,7 @@ text, never markup.
 from __future__ import annotations
 
 from datetime import datetime, tzinfo
+from html import escape
 
 from django import template
 from django.utils import timezone
@@ -16,6 +17,7 @@ from django.utils.safestring import SafeString, mark_safe
 from sessions_admin.humanize import file_size
 from sessions_admin.ids import session_url as build_session_url
 from sessions_admin.store.timeutil import from_epoch_ms
+from sessions_admin.store.values import OddValue
 
 register = template.Library()
 
@@ -69,6 +71,8 @@ def relative_time_html(
     from the store, so nothing needs escaping. Callers rendering many rows pass
     ``now`` and ``tz`` once instead of looking them up per cell.
     """
+    if isinstance(value, OddValue):
+        return odd_html(value)
     moment = value if isinstance(value, datetime) else from_epoch_ms(value)
     if moment is None:
         return '<span class="muted">—</span>'
@@ -76,6 +80,19 @@ def relative_time_html(
     exact = f"{local:%Y-%m-%d %H:%M:%S}.{local.microsecond // 1000:03d} {local.tzname()}"
     label = _relative(moment, now or timezone.now())
     return f'<time datetime="{moment.isoformat()}" title="{exact}">{label}</time>'
+
+
+def odd_html(value: OddValue) -> str:
+    """A value shown as what it is ("binary value, 12 bytes"), marked as odd."""
+    return f'<span class="odd">{escape(value)}</span>'
+
+
+@register.filter
+def odd(value: object) -> SafeString | object:
+    """A store value as it is; an :class:`OddValue` gets the odd-value marking."""
+    if isinstance(value, OddValue):
+        return mark_safe(odd_html(value))  # noqa: S308 (escaped in odd_html)
+    return value
 
 
 @register.simple_tag
@@ -90,9 +107,12 @@ def reltime(epoch_ms: int | datetime | None) -> SafeString:
 
 @register.simple_tag
 def abstime(epoch_ms: int | None, with_date: bool = True) -> SafeString | str:
+    if isinstance(epoch_ms, OddValue):
+        return mark_safe(odd_html(epoch_ms))  # noqa: S308 (escaped in odd_html)
     moment = from_epoch_ms(epoch_ms)
     if moment is None:
-        return format_html('<span class="muted">—</span>')
+        # A constant: format_html() with no arguments is refused by Django 6.
+        return mark_safe('<span class="muted">—</span>')  # noqa: S308
     local = timezone.localtime(moment)
     fmt = "%Y-%m-%d %H:%M:%S" if with_date else "%H:%M:%S"
     exact = (
@@ -108,6 +128,8 @@ def duration_ms(value: int | float | None) -> str:
     """``120 ms``, ``1.2 s``, ``3 min 4 s``."""
     if value is None:
         return "—"
+    if isinstance(value, OddValue):
+        return value
     ms = float(value)
     if ms < 1000:
         return f"{ms:.0f} ms"
@@ -127,7 +149,9 @@ def filesize(value: int | None) -> str:
 
 @register.filter
 def intcomma(value: int | None) -> str:
-    return "—" if value is None else f"{value:,}"
+    if value is None:
+        return "—"
+    return value if isinstance(value, str) else f"{value:,}"
 
 
 @register.inclusion_tag("sessions_admin/_copy_id.html")

@@ -26,6 +26,7 @@ from django.views.decorators.http import require_safe
 from sessions_admin.store import queries
 from sessions_admin.store import transcript as store
 from sessions_admin.store.timeutil import from_epoch_ms
+from sessions_admin.store.values import OddValue, as_int, as_text, as_time
 from sessions_admin.views.routing import register
 
 FORMATS = {
@@ -48,10 +49,19 @@ def _filename(session_id: str, extension: str) -> str:
     return f"session-{stem}.{extension}"
 
 
-def _json_field(name: str, text: str | None, *, single_line: bool) -> str:
+def _plain(value: object) -> object:
+    """A store value JSON can hold: a BLOB becomes ``{"blob": <hex>}``, nothing is lost."""
+    if isinstance(value, bytes):
+        return {"blob": value.hex(), "bytes": len(value)}
+    return value
+
+
+def _json_field(name: str, text: object, *, single_line: bool) -> str:
     """``"name": <json>`` for valid JSON (as stored), else null plus ``name_raw``."""
     if text is None:
         return f'"{name}": null'
+    if not isinstance(text, str):  # a BLOB, or a number where JSON text was declared
+        return f'"{name}": null, "{name}_raw": {_encode(_plain(text))}'
     if _valid(text):
         if single_line and ("\n" in text or "\r" in text):
             # JSONL needs one line per message. In valid JSON a raw line break
@@ -64,7 +74,7 @@ def _json_field(name: str, text: str | None, *, single_line: bool) -> str:
 
 def message_json(row: tuple, *, single_line: bool = False) -> str:
     """One message row as a JSON object (text)."""
-    plain = {_COLUMNS[i]: row[i] for i in _PLAIN}
+    plain = {_COLUMNS[i]: _plain(row[i]) for i in _PLAIN}
     head = _encode(plain)[:-1]
     fields = ", ".join(
         _json_field(_COLUMNS[i], row[i], single_line=single_line) for i in _JSON_INDEXES
@@ -73,6 +83,7 @@ def message_json(row: tuple, *, single_line: bool = False) -> str:
 
 
 def _session_dict(session: queries.SessionRow) -> dict[str, Any]:
+    # Odd values (OddValue, a str) are exported as the description staff saw.
     return {column: getattr(session, column) for column in queries.SESSION_COLUMNS}
 
 
@@ -101,7 +112,7 @@ def export_json(session: queries.SessionRow) -> Iterator[str]:
     yield '\n], "state": ['
     first = True
     for key, value, updated_at in store.iter_state(session.id):
-        head = _encode({"key": key, "updated_at": updated_at})[:-1]
+        head = _encode({"key": _plain(key), "updated_at": _plain(updated_at)})[:-1]
         value_field = _json_field("value", value, single_line=False)
         yield ("\n" if first else ",\n") + f"{head}, {value_field}}}"
         first = False
@@ -120,12 +131,18 @@ def _fence(text: str, info: str = "") -> str:
     return f"{fence}{info}\n{text}\n{fence}\n"
 
 
-def _when(epoch_ms: int | None) -> str:
-    moment = from_epoch_ms(epoch_ms)
+def _when(epoch_ms: object) -> str:
+    value = as_time(epoch_ms)
+    if isinstance(value, OddValue):
+        return value
+    moment = from_epoch_ms(value)
     return moment.strftime("%Y-%m-%d %H:%M:%S UTC") if moment else "—"
 
 
-def _md_json(text: str) -> str:
+def _md_json(raw: object) -> str:
+    text = as_text(raw) or ""
+    if isinstance(text, OddValue):
+        return f"*({text})*\n"
     try:
         value = json.loads(text)
     except (ValueError, RecursionError):
@@ -140,7 +157,8 @@ def _md_json(text: str) -> str:
     return _fence(pretty, "json")
 
 
-def _md_inline(text: str | None) -> str:
+def _md_inline(raw: object) -> str:
+    text = as_text(raw)
     if text is None:
         return ""
     # Inline code cannot hold a newline or a backtick run safely: keep it simple.
@@ -160,8 +178,11 @@ def export_markdown(session: queries.SessionRow) -> Iterator[str]:
         f"- last active: {_when(session.last_active)}\n\n## Transcript\n\n"
     )
     index = {name: i for i, name in enumerate(_COLUMNS)}
-    for row in store.iter_messages(session.id):
-        parts = [f"### {row[index['role']]} · {_when(row[index['ts']])} · message {row[0]}\n\n"]
+    for raw_row in store.iter_messages(session.id):
+        # Markdown is for reading: every value as text, odd ones described.
+        row = [raw_row[0], *(as_text(value) for value in raw_row[1:])]
+        when = _when(raw_row[index["ts"]])
+        parts = [f"### {row[index['role']]} · {when} · message {row[0]}\n\n"]
         meta = [
             f"{label} {_md_inline(row[index[column]])}"
             for label, column in (
@@ -184,7 +205,7 @@ def export_markdown(session: queries.SessionRow) -> Iterator[str]:
             if row[index["tool_op"]]:
                 tool.append(f"· {_md_inline(row[index['tool_op']])}")
             if row[index["tool_duration_ms"]] is not None:
-                tool.append(f"· {row[index['tool_duration_ms']]} ms")
+                tool.append(f"· {as_int(raw_row[index['tool_duration_ms']])} ms")
             parts.append(" ".join(tool) + "\n\n")
             for label, column in (("args", "tool_args"), ("result", "tool_result")):
                 if row[index[column]] is not None:

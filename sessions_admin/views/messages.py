@@ -28,7 +28,8 @@ from django.utils.safestring import SafeString, mark_safe
 from sessions_admin.ids import session_url
 from sessions_admin.store.jsontext import parse_json_text
 from sessions_admin.store.transcript import KNOWN_ROLES, MessagePage, MessageRow, Value
-from sessions_admin.templatetags.sessions_admin import duration_ms, filesize, short_id
+from sessions_admin.store.values import OddValue
+from sessions_admin.templatetags.sessions_admin import duration_ms, filesize, odd_html, short_id
 from sessions_admin.views import jsonhtml
 
 #: Tool-call chips cycle through this many colours (CSS classes chip-0 … chip-7).
@@ -163,7 +164,9 @@ class MessageRenderer:
         )
         return "".join(parts)
 
-    def time(self, ts: int) -> str:
+    def time(self, ts: int | OddValue) -> str:
+        if isinstance(ts, OddValue):
+            return odd_html(ts)
         try:
             moment = datetime.fromtimestamp(ts / 1000, tz=self.zone)
         except (OverflowError, OSError, ValueError, TypeError):
@@ -202,7 +205,8 @@ class MessageRenderer:
         if row.tool_result is not None:
             html, error = self.json_block(row, "result", "tool_result", row.tool_result)
             blocks.append(html)
-        slow = row.tool_duration_ms is not None and row.tool_duration_ms >= self.slow_ms
+        # An odd duration (text, a BLOB) is shown as what it is, never compared.
+        slow = type(row.tool_duration_ms) is int and row.tool_duration_ms >= self.slow_ms
         classes = "tool-card" + (" tool-error" if error else "") + (" tool-slow" if slow else "")
         name = (
             f'<span class="tool-name">{escape(row.tool_name)}</span>'
@@ -249,6 +253,8 @@ class MessageRenderer:
         if value.truncated:
             mark = "truncated"
             error = bool(is_result and row.result_error)
+        elif isinstance(value.text, OddValue):
+            mark, broken = "not JSON text", True
         else:
             parsed = parse_json_text(value.text)
             if parsed is None or not parsed.valid:

@@ -21,7 +21,8 @@ from django.utils.safestring import SafeString, mark_safe
 
 from sessions_admin.ids import session_url
 from sessions_admin.store.queries import SessionRow
-from sessions_admin.templatetags.sessions_admin import relative_time_html, short_id
+from sessions_admin.store.values import OddValue
+from sessions_admin.templatetags.sessions_admin import odd_html, relative_time_html, short_id
 
 TITLE_CHARS = 80
 _MUTED_DASH = '<span class="muted">—</span>'
@@ -34,7 +35,29 @@ def _title(title: str | None) -> str:
     return escape(text)
 
 
+def _unlinkable_row(row: SessionRow, now: datetime, tz: tzinfo) -> str:
+    """A row whose id is NULL or a BLOB: shown, but no URL can open or delete it."""
+    return (
+        f'<tr><td colspan="2">{odd_html(row.id)}</td>'  # type: ignore[arg-type]
+        f"<td>{escape(row.target_key)}</td><td>{escape(row.profile_key)}</td>"
+        f'<td class="principal">{escape(row.principal_id or "—")}</td>'
+        f'<td class="num">{_turns(row.turn_count)}</td>'
+        f'<td class="when created">{relative_time_html(row.created_at, now, tz)}</td>'
+        f'<td class="when">{relative_time_html(row.last_active, now, tz)}</td><td></td></tr>'
+    )
+
+
+def _turns(turns: int | str | None) -> str:
+    if turns is None:
+        return _MUTED_DASH
+    if isinstance(turns, OddValue):
+        return odd_html(turns)
+    return str(turns)
+
+
 def _row(row: SessionRow, list_url: str, can_delete: bool, now: datetime, tz: tzinfo) -> str:
+    if not row.linkable:
+        return _unlinkable_row(row, now, tz)
     page = escape(session_url(row.id))
     session_id = escape(row.id)
     actions = ""
@@ -46,7 +69,7 @@ def _row(row: SessionRow, list_url: str, can_delete: bool, now: datetime, tz: tz
             f'<a class="button small danger-outline" href="{delete}" hx-get="{delete}" '
             f'hx-target="this" hx-swap="afterend" title="Delete this session">Delete</a>'
         )
-    turns = _MUTED_DASH if row.turn_count is None else str(int(row.turn_count))
+    turns = _turns(row.turn_count)
     principal = escape(row.principal_id) if row.principal_id else _MUTED_DASH
     return (
         f'<tr data-session-id="{session_id}">'

@@ -47,6 +47,8 @@ def _audit_save(
     if report is not None:
         audit.frame_dirs_removed = report.dirs_removed
         audit.frame_bytes_removed = report.bytes_removed
+        if others := report.describe_others():
+            detail = "\n".join(filter(None, [detail, f"frames also held: {others}"]))
         if report.refused:
             refusals = "; ".join(f"{sid!r}: {why}" for sid, why in report.refused[:20])
             more = len(report.refused) - 20
