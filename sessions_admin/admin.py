@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+from datetime import date
 from typing import Any
 
 from django.contrib import admin, messages
@@ -29,9 +30,14 @@ from django.urls import path, reverse
 from django.utils.functional import cached_property
 from django.utils.html import format_html, format_html_join
 
+from sessions_admin import (
+    converters,  # noqa: F401  (registers <id64:…>)
+    params,
+)
 from sessions_admin.access import CLEAR_ALL_SESSIONS, DELETE_SESSIONS
 from sessions_admin.ids import session_url
 from sessions_admin.models import DeletionAudit, Message, Session
+from sessions_admin.params import MAX_SQLITE_INT, BadParameter
 from sessions_admin.store import deletion, queries
 from sessions_admin.store.cliptext import SHORT_TEXT_CHARS, clipped_expr
 from sessions_admin.store.connection import StoreError, is_read_only
@@ -129,8 +135,38 @@ admin.site.site_title = "sessions-admin"
 admin.site.index_title = "Administration"
 
 
+#: The date drill-down's parameters and the values a date can take.
+_DATE_PARTS = (("year", 1, 9999), ("month", 1, 12), ("day", 1, 31))
+
+
+def check_date_hierarchy(request: HttpRequest, field: str) -> None:
+    """Refuse a date drill-down no date can have (``?started_at__year=99999``).
+
+    The admin builds a ``datetime`` from these parameters and a year past
+    9999 (or February 30) raises deep inside it; here it is a 400 that names
+    the parameter instead.
+    """
+    parts = {}
+    for part, low, high in _DATE_PARTS:
+        name = f"{field}__{part}"
+        parts[part] = params.whole(request.GET, name, minimum=low, maximum=high)
+    if parts["year"] and parts["month"] and parts["day"]:
+        try:
+            date(parts["year"], parts["month"], parts["day"])
+        except ValueError:
+            raise BadParameter(
+                f"{field}__day: {parts['year']}-{parts['month']:02d} has no day {parts['day']}.",
+                name=f"{field}__day",
+            ) from None
+
+
 class ReadOnlyAdmin(admin.ModelAdmin):
     """Nothing is added or edited here; store rows are deleted only by our actions."""
+
+    def changelist_view(self, request: HttpRequest, extra_context: Any = None) -> HttpResponse:
+        if self.date_hierarchy:
+            check_date_hierarchy(request, self.date_hierarchy)
+        return super().changelist_view(request, extra_context)
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
@@ -338,7 +374,7 @@ class SessionAdmin(ReadOnlyStoreAdmin):
         return [
             path("clear-all/", view(self.clear_all_view), name="sessions_admin_session_clear_all"),
             path(
-                "clear-all/<int:audit_id>/",
+                "clear-all/<id64:audit_id>/",
                 view(self.clear_all_step),
                 name="sessions_admin_session_clear_all_step",
             ),
@@ -461,7 +497,8 @@ class MessageAdmin(ReadOnlyStoreAdmin):
         term = search_term.strip()
         if not term:
             return queryset, False
-        if term.isdigit():
+        # ASCII digits that fit a rowid ("²".isdigit() is true; int() refuses it).
+        if term.isascii() and term.isdigit() and int(term) <= MAX_SQLITE_INT:
             return queryset.filter(id=int(term)) | queryset.filter(session_id=term), False
         return queryset.filter(session_id=term), False
 

@@ -32,7 +32,10 @@ SUBPAGES: dict[str, str] = {
     "export": r"export",
     "stats": r"stats",
     "state": r"state",
-    "message_value": r"messages/(?P<message_id>\d+)/(?P<field>content|tool_args|tool_result)",
+    # ASCII digits only (\d takes "²"), at most 19 of them: a rowid is 64-bit.
+    "message_value": (
+        r"messages/(?P<message_id>-?[0-9]{1,19})/(?P<field>content|tool_args|tool_result)"
+    ),
     "state_value": r"state/(?P<key>[^/]+)/value",
 }
 _SUBPAGE_RES = {name: re.compile(rf"(?P<session_id>.*)/{rx}") for name, rx in SUBPAGES.items()}

@@ -2,7 +2,8 @@
 
 Never a traceback: a locked, missing, foreign or timed-out store raises
 :class:`StoreError` (or a ``DatabaseError`` we translate), and this renders it
-with the cause and what to do.
+with the cause and what to do. A :class:`~sessions_admin.params.BadParameter`
+a view lets through becomes the 400 page naming the parameter.
 """
 
 from __future__ import annotations
@@ -14,11 +15,13 @@ from django.db import DatabaseError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
+from sessions_admin.params import BadParameter
 from sessions_admin.store.connection import (
     StoreError,
     describe_database_error,
     store_status,
 )
+from sessions_admin.views.errors import render_bad_parameter
 
 logger = logging.getLogger(__name__)
 
@@ -31,6 +34,8 @@ class StoreErrorMiddleware:
         return self.get_response(request)
 
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        if isinstance(exception, BadParameter):
+            return render_bad_parameter(request, str(exception))
         if isinstance(exception, StoreError):
             error = exception
         elif isinstance(exception, DatabaseError):

@@ -22,6 +22,8 @@ from typing import Any
 from django.core import signing
 from django.utils import timezone
 
+from sessions_admin import params
+from sessions_admin.params import BadParameter
 from sessions_admin.store.cliptext import clipped_sql
 from sessions_admin.store.connection import StoreTimeout, store_connection, time_limit
 from sessions_admin.store.health import REQUIRED_COLUMNS
@@ -77,7 +79,7 @@ _SELECT = (
 )
 
 
-class BadQuery(ValueError):
+class BadQuery(BadParameter):
     """A malformed filter, sort or cursor: the page answers 400 with this text."""
 
 
@@ -229,34 +231,20 @@ class SessionPage:
 
 
 def parse_datetime_param(name: str, raw: str) -> int:
-    text = raw.strip()
-    try:
-        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        raise BadQuery(
-            f"{name} must be an ISO date or date-time such as 2026-11-28 or "
-            f"2026-11-28T14:00; got {raw!r}."
-        ) from None
-    if timezone.is_naive(moment):
-        moment = timezone.make_aware(moment, timezone.get_default_timezone())
+    moment = params.iso_datetime({name: raw}, name, timezone.get_default_timezone())
+    assert moment is not None  # raw is not empty: the caller checked
     return to_epoch_ms(moment)
 
 
-def parse_filter(params: Any, *, now: datetime | None = None) -> SessionFilter:
+def parse_filter(query: Any, *, now: datetime | None = None) -> SessionFilter:
     """Build a filter from query parameters; unknown parameters are ignored."""
 
     def text(name: str) -> str | None:
-        value = params.get(name, "")
-        value = value.strip() if isinstance(value, str) else ""
-        if len(value) > 1000:
-            raise BadQuery(f"{name} is too long (over 1,000 characters).")
-        return value or None
+        return params.text(query, name)
 
     after = before = None
-    active = text("active")
+    active = params.choice(query, "active", ACTIVE_PRESETS)
     if active:
-        if active not in ACTIVE_PRESETS:
-            raise BadQuery(f"active must be one of {', '.join(ACTIVE_PRESETS)}; got {active!r}.")
         now = now or timezone.now()
         after = to_epoch_ms(now - ACTIVE_PRESETS[active][1])
     if raw := text("active_after"):
@@ -274,11 +262,7 @@ def parse_filter(params: Any, *, now: datetime | None = None) -> SessionFilter:
 
 
 def parse_sort(raw: str | None) -> str:
-    if not raw:
-        return DEFAULT_SORT
-    if raw not in SORTS:
-        raise BadQuery(f"sort must be one of {', '.join(SORTS)}; got {raw!r}.")
-    return raw
+    return params.choice({"sort": raw or ""}, "sort", SORTS, DEFAULT_SORT)  # type: ignore[return-value]
 
 
 def _cursor_execute(sql: str, params: list[Any]) -> list[tuple]:

@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from sessions_admin.params import BadParameter
 from sessions_admin.store.cliptext import clipped_sql
 from sessions_admin.store.connection import time_limit
 from sessions_admin.store.queries import _cursor_execute, _escape_like
@@ -61,7 +62,7 @@ MESSAGE_COLUMNS = (
 _END = (2**63 - 1, 2**63 - 1)
 
 
-class BadTranscriptQuery(ValueError):
+class BadTranscriptQuery(BadParameter):
     """A malformed cursor or filter: the page answers 400 with this text."""
 
 

@@ -19,10 +19,10 @@ from datetime import UTC, datetime
 from typing import Any
 
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
-from django.shortcuts import render
 from django.utils.http import content_disposition_header
 from django.views.decorators.http import require_safe
 
+from sessions_admin import params
 from sessions_admin.store import queries
 from sessions_admin.store import transcript as store
 from sessions_admin.store.timeutil import from_epoch_ms
@@ -222,16 +222,8 @@ _WRITERS = {"json": export_json, "jsonl": export_jsonl, "md": export_markdown}
 @register("export")
 @require_safe
 def export(request: HttpRequest, session_id: str) -> HttpResponse | StreamingHttpResponse:
-    fmt = request.GET.get("format", "json")
-    if fmt not in FORMATS:
-        return render(
-            request,
-            "sessions_admin/bad_request.html",
-            {
-                "message": f"format must be one of {', '.join(FORMATS)}; got {fmt!r}.",
-            },
-            status=400,
-        )
+    # A bad format raises BadParameter: the 400 page names the parameter.
+    fmt: str = params.choice(request.GET, "format", FORMATS, "json")  # type: ignore[assignment]
     session = queries.get_session(session_id)
     if session is None:  # deleted since the router looked
         raise Http404(f"No session with id {session_id!r} in the store.")

@@ -15,6 +15,7 @@ from sessions_admin.store import queries
 from sessions_admin.store.cliptext import SHORT_TEXT_CHARS
 from sessions_admin.store.connection import is_read_only
 from sessions_admin.store.queries import ACTIVE_PRESETS, SORTS, BadQuery, Cursor
+from sessions_admin.views.errors import render_bad_parameter
 from sessions_admin.views.sessionrows import render_session_rows
 
 #: Query parameters that make up a shareable list view (cursor excluded).
@@ -32,15 +33,7 @@ PROFILES = ("default", "explain", "edit", "propose", "evaluate", "monitor")
 
 
 def bad_request(request: HttpRequest, message: str) -> HttpResponse:
-    if request.htmx:
-        # A banner in the page's flash area, not a page inside the table.
-        response = render(
-            request, "sessions_admin/error.html#banner", {"error": {"message": message}}, status=400
-        )
-        response["HX-Retarget"] = "#flash"
-        response["HX-Reswap"] = "innerHTML"
-        return response
-    return render(request, "sessions_admin/bad_request.html", {"message": message}, status=400)
+    return render_bad_parameter(request, message)
 
 
 @require_safe

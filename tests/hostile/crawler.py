@@ -11,6 +11,7 @@ list's cursors) do not multiply without end, and the whole crawl is capped.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from html import unescape
 from html.parser import HTMLParser
@@ -49,7 +50,8 @@ class LinkParser(HTMLParser):
 
     def handle_endtag(self, tag: str) -> None:
         if tag == "form" and self._form is not None:
-            fields = [(k, v) for k, v in self._form["fields"] if v]
+            # As a browser without JS submits it: every field, empty ones too.
+            fields = self._form["fields"]
             action = self._form["action"]
             self.visits.append(Visit(action + ("?" + urlencode(fields) if fields else "")))
             self._form = None
@@ -70,7 +72,12 @@ class CrawlResult:
 
 
 def crawl(
-    client: Client, start: str = "/", *, per_shape: int = 3, limit: int = 3000
+    client: Client,
+    start: str = "/",
+    *,
+    per_shape: int = 3,
+    limit: int = 3000,
+    shape_of: Callable[[str], str] = shape,
 ) -> CrawlResult:
     result = CrawlResult()
     queue: deque[tuple[Visit, str]] = deque([(Visit(start), start)])
@@ -87,7 +94,7 @@ def crawl(
         if visit in seen or url.startswith(SKIP_PREFIXES) or not url.startswith("/"):
             continue
         seen.add(visit)
-        key = shape(url) + ("#htmx" if visit.htmx_target else "")
+        key = shape_of(url) + ("#htmx" if visit.htmx_target else "")
         if shapes.get(key, 0) >= per_shape:
             continue
         shapes[key] = shapes.get(key, 0) + 1

@@ -15,14 +15,16 @@ from urllib.parse import quote
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
+from sessions_admin import params
 from sessions_admin.ids import session_url
+from sessions_admin.params import BadParameter
 from sessions_admin.store import frames as store
 
 REQUEST_TEMPLATE = "sessions_admin/frames_request.html"
 MAX_PARAM_CHARS = 1000
 
 
-class BadParam(ValueError):
+class BadParam(BadParameter):
     pass
 
 
@@ -77,19 +79,11 @@ _FRAMES_ERRORS = (store.FramesError, OSError)
 
 
 def _text(request: HttpRequest, name: str) -> str | None:
-    value = request.GET.get(name, "").strip()
-    if len(value) > MAX_PARAM_CHARS:
-        raise BadParam(f"{name} is too long (over {MAX_PARAM_CHARS:,} characters).")
-    return value or None
+    return params.text(request.GET, name, max_chars=MAX_PARAM_CHARS)
 
 
 def _whole(request: HttpRequest, name: str, what: str) -> int | None:
-    raw = request.GET.get(name, "").strip()
-    if not raw:
-        return None
-    if not raw.isascii() or not raw.isdigit() or len(raw) > 18:
-        raise BadParam(f"{name} must be {what} (a whole number); got {raw[:40]!r}.")
-    return int(raw)
+    return params.whole(request.GET, name, what=what)
 
 
 def _seconds(request: HttpRequest, name: str) -> float | None:

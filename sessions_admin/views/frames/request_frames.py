@@ -18,13 +18,13 @@ from django.views.decorators.http import require_safe
 from django.views.decorators.vary import vary_on_headers
 
 from sessions_admin.ids import session_url
+from sessions_admin.params import BadParameter
 from sessions_admin.store import frames as store
 from sessions_admin.store import queries
 from sessions_admin.store.connection import frames_root
 from sessions_admin.views.frames.common import (
     _FRAMES_ERRORS,
     REQUEST_TEMPLATE,
-    BadParam,
     FrameQuery,
     _frames_problem,
     _problem,
@@ -98,7 +98,7 @@ def request_page(request: HttpRequest, session_id: str, request_id: str) -> Http
         query = FrameQuery.from_request(request)
         offset = _whole(request, "offset", "a byte offset")
         number = _whole(request, "n", "a line number")
-    except BadParam as exc:
+    except BadParameter as exc:
         return _problem(request, 400, "Bad request", str(exc))
     tailing = request.GET.get("tail") == "1" and bool(request.htmx)
     try:
@@ -185,7 +185,7 @@ def _tail(
     poll element again (or a note that the tail stopped)."""
     try:
         last_size = _whole(request, "size", "a size")
-    except BadParam:  # a hand-edited poll URL: treat as "changed", the read is the same
+    except BadParameter:  # a hand-edited poll URL: treat as "changed", the read is the same
         last_size = None
     result = store.tail(
         path,

@@ -16,12 +16,12 @@ from django.views.decorators.http import require_safe
 from django.views.decorators.vary import vary_on_headers
 
 from sessions_admin.ids import session_url
+from sessions_admin.params import BadParameter
 from sessions_admin.store import frames as store
 from sessions_admin.store import queries
 from sessions_admin.store.connection import frames_root
 from sessions_admin.views.frames.common import (
     _FRAMES_ERRORS,
-    BadParam,
     FrameQuery,
     _frames_problem,
     _problem,
@@ -110,7 +110,7 @@ def _trace_search(
 def requests_page(request: HttpRequest, session_id: str) -> HttpResponse:
     try:
         query = FrameQuery.from_request(request)
-    except BadParam as exc:
+    except BadParameter as exc:
         return _problem(request, 400, "Bad request", str(exc))
     session = queries.get_session(session_id)
     root = frames_root()
