@@ -51,18 +51,18 @@ def main() -> None:
     home = bench_home()
     setup_django(home)
     from sessions_admin.ids import session_url
-    from sessions_admin.store.queries import _cursor_execute
+    from sessions_admin.store.connection import run_sql
 
     client = staff_client()
     rng = random.Random(args.seed)
     ids = [
         row[0]
-        for row in _cursor_execute(
+        for row in run_sql(
             "SELECT id FROM session_messages WHERE session_id = ? ORDER BY ts, id", [BIG]
         )
     ]
     total = len(ids)
-    ordinary = _cursor_execute(
+    ordinary = run_sql(
         "SELECT id FROM sessions WHERE id != ? ORDER BY last_active DESC LIMIT 1", [BIG]
     )[0][0]
 

@@ -56,6 +56,10 @@ def staff_view(
                     raise StoreError(status.headline, hint="; ".join(status.errors[1:]))
             return view(request, *args, **kwargs)
 
+        # Read by tests/test_routes.py, which proves every routed view has a guard
+        # (the method decorators above it copy this along with the name).
+        wrapped.staff_only = True  # type: ignore[attr-defined]
+        wrapped.staff_permission = permission  # type: ignore[attr-defined]
         return wrapped
 
     return decorator

@@ -41,6 +41,7 @@ from sessions_admin.params import MAX_SQLITE_INT, BadParameter
 from sessions_admin.store import deletion, queries
 from sessions_admin.store.cliptext import SHORT_TEXT_CHARS, clipped_expr
 from sessions_admin.store.connection import StoreError, is_read_only
+from sessions_admin.store.spec import KNOWN_ROLES, PROFILES
 from sessions_admin.store.timeutil import from_epoch_ms
 from sessions_admin.store.values import OddValue, as_id, as_text, as_time
 from sessions_admin.templatetags.sessions_admin import short_id
@@ -50,9 +51,7 @@ COUNT_CAP = 10_000
 #: is a job for the Clear-all page or ``manage.py clear_sessions``.
 SELECT_ACROSS_MAX = 10_000
 STATE_VALUE_PREVIEW = 2_000
-_CLIPPED_SESSION_FIELDS = ("title", "target_key", "profile_key", "principal_id")
 MESSAGE_PREVIEW_CHARS = 2_000
-PROFILES = ("default", "explain", "edit", "propose", "evaluate", "monitor")
 
 
 class CappedPaginator(Paginator):
@@ -124,10 +123,12 @@ class ProfileFilter(ChoiceFilter):
 
 
 class RoleFilter(ChoiceFilter):
+    """The known message roles."""
+
     title = parameter_name = field = "role"
 
     def choices_for(self, request: HttpRequest) -> list[str]:
-        return ["user", "assistant", "tool"]
+        return list(KNOWN_ROLES)
 
 
 admin.site.site_header = "sessions-admin"
@@ -238,8 +239,10 @@ class SessionAdmin(ReadOnlyStoreAdmin):
         return (
             super()
             .get_queryset(request)
-            .defer(*_CLIPPED_SESSION_FIELDS)
-            .annotate(**{f"{name}_clip": clipped_expr(name) for name in _CLIPPED_SESSION_FIELDS})
+            .defer(*queries.CLIPPED_SESSION_COLUMNS)
+            .annotate(
+                **{f"{name}_clip": clipped_expr(name) for name in queries.CLIPPED_SESSION_COLUMNS}
+            )
         )
 
     @admin.display(description="title")

@@ -7,4 +7,10 @@ class SessionsAdminConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from sessions_admin import checks  # noqa: F401  (registers the system checks)
+        # Imported in ready(): the check reaches the store layer, whose models need the
+        # app registry loaded.
+        from django.core import checks
+
+        from sessions_admin.checks import check_store_schema
+
+        checks.register(check_store_schema, "store")

@@ -1,6 +1,7 @@
 """System checks: a broken store is reported on the console at start.
 
-``runserver`` and ``check`` print these; the browser gets the same sentences
+Registered in :meth:`sessions_admin.apps.SessionsAdminConfig.ready`. ``runserver`` and
+``check`` print these; the browser gets the same sentences
 from :mod:`sessions_admin.middleware` and the health endpoint.
 """
 
@@ -13,7 +14,6 @@ from django.core import checks
 from sessions_admin.store.connection import store_status
 
 
-@checks.register("store")
 def check_store_schema(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
     status = store_status(fresh=True)
     messages: list[checks.CheckMessage] = [

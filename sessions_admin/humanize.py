@@ -1,6 +1,9 @@
-"""Numbers as people read them ("6.9 KB"), shared by templates and messages."""
+"""Numbers and times as people read them ("6.9 KB", "1.2 s", "14:02:11.123"), shared by
+templates, Python-built rows and messages: each rule is written once, here."""
 
 from __future__ import annotations
+
+from datetime import datetime
 
 
 def file_size(value: int | None) -> str:
@@ -13,3 +16,36 @@ def file_size(value: int | None) -> str:
             return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
         size /= 1024
     return f"{size:.1f} GB"
+
+
+def clock_ms(local: datetime) -> str:
+    """``14:02:11.123``: a time of day to the millisecond (the store's resolution)."""
+    return f"{local:%H:%M:%S}.{local.microsecond // 1000:03d}"
+
+
+def exact_time(local: datetime) -> str:
+    """``2026-11-28 14:02:11.123 UTC``: the hover text of every shown time."""
+    return f"{local:%Y-%m-%d} {clock_ms(local)} {local.tzname() or ''}".rstrip()
+
+
+def duration(value: int | float | None) -> str:
+    """``120 ms``, ``1.2 s``, ``3 min 4 s``, ``443 h 16 min``; ``—`` for unknown."""
+    if value is None:
+        return "—"
+    if isinstance(value, str):  # the store held no number: its description (OddValue)
+        return value
+    ms = float(value)
+    if ms < 1000:
+        return f"{ms:.0f} ms"
+    if ms < 60_000:
+        return f"{ms / 1000:.1f} s"
+    minutes, seconds = divmod(ms / 1000, 60)
+    if minutes < 60:
+        return f"{minutes:.0f} min {seconds:.0f} s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours:.0f} h {minutes:.0f} min"
+
+
+def signed_duration(ms: float) -> str:
+    """Like :func:`duration` for offsets that may be negative ("-3 min 4 s")."""
+    return ("-" if ms < 0 else "") + duration(abs(ms))

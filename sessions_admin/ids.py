@@ -17,28 +17,12 @@ an id first.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from urllib.parse import quote, urlencode
 
 SESSIONS_PREFIX = "/sessions/"
 QUERY_FORM_MARKER = "~"
-
-#: Subpages under a session, in the form ``name: regex`` (the regex matches
-#: what follows ``<id>/``, without the trailing slash).
-SUBPAGES: dict[str, str] = {
-    "frames": r"frames",
-    "frames_request": r"frames/(?P<request_id>[^/]+)",
-    "delete": r"delete",
-    "export": r"export",
-    "stats": r"stats",
-    "state": r"state",
-    # ASCII digits only (\d takes "²"), at most 19 of them: a rowid is 64-bit.
-    "message_value": (
-        r"messages/(?P<message_id>-?[0-9]{1,19})/(?P<field>content|tool_args|tool_result)"
-    ),
-    "state_value": r"state/(?P<key>[^/]+)/value",
-}
-_SUBPAGE_RES = {name: re.compile(rf"(?P<session_id>.*)/{rx}") for name, rx in SUBPAGES.items()}
 
 
 def needs_query_form(session_id: str) -> bool:
@@ -63,24 +47,35 @@ def session_url(session_id: str, subpage: str = "", **query: str | int | None) -
 @dataclass(frozen=True)
 class PathReading:
     session_id: str
-    page: str  # "" for the session page, else a SUBPAGES key
+    page: str  # "" for the session page, else a subpage's name
     kwargs: dict[str, str] = field(default_factory=dict)
 
 
-def split_session_path(rest: str, query_id: str | None = None) -> list[PathReading]:
+SubpagePatterns = Mapping[str, re.Pattern[str]]
+
+
+def compile_subpages(subpages: Mapping[str, str]) -> dict[str, re.Pattern[str]]:
+    """``{name: regex of what follows "<id>/"}`` as patterns that also capture the id."""
+    return {name: re.compile(rf"(?P<session_id>.*)/{rx}") for name, rx in subpages.items()}
+
+
+def split_session_path(
+    rest: str, query_id: str | None, subpages: SubpagePatterns
+) -> list[PathReading]:
     """Every way to read ``rest`` (the decoded path after /sessions/, no
-    trailing slash), most literal first."""
+    trailing slash) against ``subpages`` (from :func:`compile_subpages`), most
+    literal first."""
     if query_id is not None and (rest == QUERY_FORM_MARKER or rest.startswith("~/")):
         inner = rest[len(QUERY_FORM_MARKER) :]
         readings = [PathReading(query_id, "")] if inner == "" else []
-        for name, regex in _SUBPAGE_RES.items():
+        for name, regex in subpages.items():
             match = regex.fullmatch(inner)
             if match and match.group("session_id") == "":
                 kwargs = {k: v for k, v in match.groupdict().items() if k != "session_id"}
                 readings.append(PathReading(query_id, name, kwargs))
         return readings
     readings = [PathReading(rest, "")]
-    for name, regex in _SUBPAGE_RES.items():
+    for name, regex in subpages.items():
         match = regex.fullmatch(rest)
         if match:
             kwargs = {k: v for k, v in match.groupdict().items() if k != "session_id"}

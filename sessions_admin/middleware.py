@@ -22,6 +22,7 @@ from sessions_admin.store.connection import (
     store_status,
 )
 from sessions_admin.views.errors import render_bad_parameter
+from sessions_admin.views.responses import render_banner
 
 logger = logging.getLogger(__name__)
 
@@ -53,11 +54,7 @@ class StoreErrorMiddleware:
 def render_store_error(request: HttpRequest, error: StoreError) -> HttpResponse:
     context = {"error": error}
     if getattr(request, "htmx", False):
-        response = render(
+        return render_banner(
             request, "sessions_admin/error.html#banner", context, status=error.status_code
         )
-        # Put the banner in the page's flash area rather than inside the table.
-        response["HX-Retarget"] = "#flash"
-        response["HX-Reswap"] = "innerHTML"
-        return response
     return render(request, "sessions_admin/error.html", context, status=error.status_code)

@@ -1,56 +1,14 @@
-"""Django-side models: the store models (unmanaged) and our own audit trail.
+"""The app's models, gathered where Django looks for them.
 
-The store models live in :mod:`sessions_admin.store.models`; importing them
-here registers them with the app. :class:`DeletionAudit` is ours, stored in
-Django's ``default`` database, never in the runtime's store.
+The store models (unmanaged, read-only) live in :mod:`sessions_admin.store.models`;
+:class:`DeletionAudit`, ours, in :mod:`sessions_admin.ourdata.audit` (Django's
+``default`` database, never the runtime's store). Importing them here registers
+them with the app.
 """
 
 from __future__ import annotations
 
-from django.conf import settings
-from django.db import models
-
+from sessions_admin.ourdata.audit import DeletionAudit
 from sessions_admin.store.models import Message, Session, SessionState
 
 __all__ = ["DeletionAudit", "Message", "Session", "SessionState"]
-
-
-class DeletionAudit(models.Model):
-    class Operation(models.TextChoices):
-        DELETE_SESSION = "delete_session", "Delete one session"
-        WIPE_SESSION = "wipe_session", "Delete one session and its frames"
-        DELETE_FILTERED = "delete_filtered", "Delete a filtered set"
-        CLEAR_ALL = "clear_all", "Clear all sessions"
-        RETENTION = "retention", "Retention"
-        ORPHAN_CHILDREN = "orphan_children", "Remove orphaned messages and state"
-        ORPHAN_FRAMES = "orphan_frames", "Remove orphaned frame directories"
-
-    class Outcome(models.TextChoices):
-        RUNNING = "running", "Running"
-        OK = "ok", "Done"
-        PARTIAL = "partial", "Partly done"
-        REFUSED = "refused", "Refused"
-        FAILED = "failed", "Failed"
-
-    started_at = models.DateTimeField(auto_now_add=True, db_index=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
-    user = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
-    )
-    actor = models.CharField(max_length=200, help_text="username, or the command that ran")
-    operation = models.CharField(max_length=32, choices=Operation.choices)
-    target = models.JSONField(default=dict, help_text="session ids or the filter")
-    sessions_deleted = models.PositiveBigIntegerField(default=0)
-    messages_deleted = models.PositiveBigIntegerField(default=0)
-    state_deleted = models.PositiveBigIntegerField(default=0)
-    frame_dirs_removed = models.PositiveIntegerField(default=0)
-    frame_bytes_removed = models.PositiveBigIntegerField(default=0)
-    outcome = models.CharField(max_length=16, choices=Outcome.choices, default=Outcome.RUNNING)
-    detail = models.TextField(blank=True)
-
-    class Meta:
-        ordering = ["-started_at", "-id"]
-        default_permissions = ("view",)
-
-    def __str__(self) -> str:
-        return f"{self.get_operation_display()} by {self.actor} ({self.get_outcome_display()})"

@@ -1,21 +1,63 @@
+"""Every screen of the dashboard, in one place.
+
+Each view function carries its own guard (``@staff_view()``, and
+``@staff_view(DELETE_SESSIONS)`` on what deletes); the session dispatcher
+checks staff as well but is never the only check. ``tests/test_routes.py``
+walks this whole map (and the admin's) as anonymous, non-staff, staff and
+staff with the delete permission, so a route added here without a guard fails.
+
+Session ids in URLs (:mod:`sessions_admin.ids`):
+
+=================================  ==============================================
+``/sessions/<id>/<subpage>``       the id percent-encoded, ``/`` → ``%2F`` and
+                                   every other reserved character included
+``/sessions/~/<subpage>?id=<id>``  the empty id and ids made only of dots, which
+                                   a browser would collapse as path segments
+raw path (``RAW_URI``)             behind gunicorn the undecoded first segment is
+                                   the id, exactly
+decoded path only                  (dev server, test client) the readings of the
+                                   path are tried against the store, the whole
+                                   path as an id first
+=================================  ==============================================
+"""
+
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import path
 from django.views.generic import RedirectView
 
-from sessions_admin.views import (  # noqa: F401
-    deletes,
-    export,
-    frames,
-    health,
-    routing,
-    sessions,
-    transcript,
+from sessions_admin.views import deletes, export, health, sessions, transcript
+from sessions_admin.views.frames import orphans, request_frames, session_requests
+from sessions_admin.views.routing import SessionPage, SessionPages, session_dispatch
+
+#: The pages under ``/sessions/<id>/``: what follows ``<id>/`` (a regex, no
+#: trailing slash), the view, and whether an id without a session row is served.
+SESSION_PAGES = SessionPages(
+    SessionPage("", "", transcript.session_page),
+    # In this order the readings of an ambiguous decoded path are tried.
+    SessionPage("frames", r"frames", session_requests.requests_page, allows_missing_session=True),
+    SessionPage(
+        "frames_request",
+        r"frames/(?P<request_id>[^/]+)",
+        request_frames.request_page,
+        allows_missing_session=True,
+    ),
+    SessionPage("delete", r"delete", deletes.delete_session),
+    SessionPage("export", r"export", export.export),
+    SessionPage("stats", r"stats", transcript.stats_page),
+    SessionPage("state", r"state", transcript.state_page),
+    SessionPage(
+        "message_value",
+        # ASCII digits only (\d takes "²"), at most 19: a rowid is 64-bit.
+        r"messages/(?P<message_id>-?[0-9]{1,19})/(?P<field>content|tool_args|tool_result)",
+        transcript.message_value,
+    ),
+    SessionPage("state_value", r"state/(?P<key>[^/]+)/value", transcript.state_value),
 )
 
 urlpatterns = [
     path("", RedirectView.as_view(pattern_name="sessions", permanent=False)),
-    path("healthz", health.healthz, name="healthz"),
+    path("healthz", health.healthz, name="healthz"),  # the one page without a login
     path(
         "login/",
         auth_views.LoginView.as_view(
@@ -26,8 +68,8 @@ urlpatterns = [
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("sessions/", sessions.session_list, name="sessions"),
     path("targets/", sessions.targets, name="targets"),
-    path("frames/orphans/", frames.orphans_page, name="frames_orphans"),
-    path("sessions/<path:rest>/", routing.session_dispatch, name="session"),
+    path("frames/orphans/", orphans.orphans_page, name="frames_orphans"),
+    path("sessions/<path:rest>/", session_dispatch, {"pages": SESSION_PAGES}, name="session"),
     path("admin/", admin.site.urls),
 ]
 

@@ -228,3 +228,15 @@ def test_the_admin_never_offers_facet_counts_over_the_whole_store(store, admin_c
     assert response.status_code == 200
     assert b"Show counts" not in response.content
     assert b"sessions-admin" in response.content
+
+
+@STORE_DB
+def test_the_message_admin_filters_on_every_known_role_system_included(store, admin_client):
+    session = store.add_session()
+    store.add_message(session, "system", "be brief")
+    store.add_message(session, "user", "hello")
+    html = admin_client.get("/admin/sessions_admin/message/").content.decode()
+    for role in ("user", "assistant", "tool", "system"):
+        assert f"?role={role}" in html
+    filtered = admin_client.get("/admin/sessions_admin/message/", {"role": "system"})
+    assert "be brief" in filtered.content.decode() and "hello" not in filtered.content.decode()

@@ -182,13 +182,13 @@ def test_it_writes_an_audit_row_with_actor_target_counts_and_outcome(store, admi
 def test_the_audit_row_says_running_while_the_store_is_being_changed(store, monkeypatch):
     sid = store.add_session("watched")
     seen = []
-    real = deletion.cascade._cascade
+    real = deletion.cascade.cascade_delete
 
     def spy(*args, **kwargs):
         seen.append(list(DeletionAudit.objects.values_list("outcome", flat=True)))
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(deletion.cascade, "_cascade", spy)
+    monkeypatch.setattr(deletion.cascade, "cascade_delete", spy)
     deletion.delete_session(sid, actor=ACTOR)
     assert seen == [["running"]]
     assert DeletionAudit.objects.get().outcome == "ok"
@@ -375,16 +375,14 @@ def test_retention_deletes_sessions_idle_longer_than_the_age_and_keeps_the_rest(
 def test_a_session_that_becomes_active_during_retention_is_left_whole(store, monkeypatch):
     now_ms = int(time.time() * 1000)
     ids = fill(store, 4, 2, last_active=now_ms - 100 * 86_400_000)
-    real = deletion.bulk._child_counts
+    real = deletion.bulk.child_counts
 
     def runtime_appends_between_selection_and_delete(session_ids):
         # The trigger moves last_active to the new message's time.
         store.add_message(ids[0], ts=now_ms)
         return real(session_ids)
 
-    monkeypatch.setattr(
-        deletion.bulk, "_child_counts", runtime_appends_between_selection_and_delete
-    )
+    monkeypatch.setattr(deletion.bulk, "child_counts", runtime_appends_between_selection_and_delete)
     result = deletion.delete_older_than(timedelta(days=90), actor=ACTOR)
     assert result.counts.sessions == 3 and result.skipped == 1
     assert rows_of(store, ids[0]) == (1, 3, 1)
@@ -398,17 +396,17 @@ def test_a_bulk_delete_interrupted_inside_a_batch_leaves_no_half_deleted_session
     monkeypatch.setattr(deletion.bulk, "INITIAL_ROW_BUDGET", 20)
     monkeypatch.setattr(deletion.bulk, "MAX_ROW_BUDGET", 20)
     ids = fill(store, 40, 4)
-    real = deletion.cascade._execute
+    real = deletion.cascade.run_sql
     calls = {"n": 0}
 
-    def crash_on_the_third_batchs_session_delete(sql, params):
+    def crash_on_the_third_batchs_session_delete(sql, params=()):
         if sql.startswith("DELETE FROM sessions"):
             calls["n"] += 1
             if calls["n"] == 3:
                 raise RuntimeError("killed")
         return real(sql, params)
 
-    monkeypatch.setattr(deletion.cascade, "_execute", crash_on_the_third_batchs_session_delete)
+    monkeypatch.setattr(deletion.cascade, "run_sql", crash_on_the_third_batchs_session_delete)
     with pytest.raises(RuntimeError):
         deletion.clear_all(actor=ACTOR)
     states = {rows_of(store, s) for s in ids}

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 import time
 
+from sessions_admin.humanize import signed_duration
 from sessions_admin.ids import session_url
-from sessions_admin.views.frames.render import _ms_text
 from tests.conftest import STORE_DB, point_store_at
 from tests.storebuilder import BASE_MS
 
@@ -26,10 +26,10 @@ def test_a_target_row_shows_its_latest_activity_as_relative_time_like_its_profil
 
 
 def test_timeline_offsets_read_as_hours_and_minutes_not_thousands_of_minutes():
-    assert _ms_text(450) == "450 ms"
-    assert _ms_text(2_500) == "2.5 s"
-    assert _ms_text(26_596.7 * 60_000) == "443 h 16 min"
-    assert _ms_text(-2_500) == "-2.5 s"
+    assert signed_duration(450) == "450 ms"
+    assert signed_duration(2_500) == "2.5 s"
+    assert signed_duration(26_596.7 * 60_000) == "443 h 16 min"
+    assert signed_duration(-2_500) == "-2.5 s"
 
 
 def test_an_unknown_request_file_links_back_to_the_sessions_requests(store, staff_client):

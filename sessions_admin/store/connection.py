@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from django.conf import settings
 from django.db import DatabaseError, connections
@@ -69,6 +70,27 @@ def frames_root() -> Path:
 
 def store_status(*, fresh: bool = False) -> StoreStatus:
     return cached_store_status(store_path(), read_only=is_read_only(), ttl_s=0 if fresh else 5)
+
+
+class Rows(list):
+    """The rows a statement returned; ``rowcount`` is how many it changed (deletes)."""
+
+    rowcount: int = -1
+
+
+def run_sql(sql: str, params: Sequence[Any] = ()) -> Rows:
+    """Run one statement on the store and fetch its rows: the store layer's only SQL helper.
+
+    The SQL reads with SQLite's own ``?`` placeholders; Django's cursor wants ``%s``.
+    It goes through Django's ``agents`` connection, so the backend's authorizer, the
+    transaction (``BEGIN IMMEDIATE`` in ``transaction.atomic``) and :func:`time_limit`
+    all apply.
+    """
+    with store_connection().cursor() as cursor:
+        cursor.execute(sql.replace("?", "%s"), list(params))
+        rows = Rows(cursor.fetchall())
+        rows.rowcount = cursor.rowcount
+        return rows
 
 
 def raw_connection() -> sqlite3.Connection:

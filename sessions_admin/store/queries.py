@@ -25,7 +25,7 @@ from django.utils import timezone
 from sessions_admin import params
 from sessions_admin.params import BadParameter
 from sessions_admin.store.cliptext import clipped_sql
-from sessions_admin.store.connection import StoreTimeout, store_connection, time_limit
+from sessions_admin.store.connection import StoreTimeout, run_sql, time_limit
 from sessions_admin.store.health import REQUIRED_COLUMNS
 
 __all__ = ["StoreTimeout"]
@@ -44,14 +44,17 @@ COUNT_CAP = 10_000
 #: Above this many distinct targets the merge stops paying off.
 MAX_MERGED_TARGETS = 200
 
-SORTS: dict[str, tuple[str, bool]] = {
-    "-last_active": ("last_active", True),
-    "last_active": ("last_active", False),
-    "-created_at": ("created_at", True),
-    "created_at": ("created_at", False),
-    "-turn_count": ("turn_count", True),
-    "turn_count": ("turn_count", False),
-}
+#: The list's sort orders: ``?sort=`` value, column, descending, the menu's label.
+SORT_ORDERS: tuple[tuple[str, str, bool, str], ...] = (
+    ("-last_active", "last_active", True, "last active, newest first"),
+    ("last_active", "last_active", False, "last active, oldest first"),
+    ("-created_at", "created_at", True, "created, newest first"),
+    ("created_at", "created_at", False, "created, oldest first"),
+    ("-turn_count", "turn_count", True, "most turns first"),
+    ("turn_count", "turn_count", False, "fewest turns first"),
+)
+SORTS: dict[str, tuple[str, bool]] = {key: (col, desc) for key, col, desc, _ in SORT_ORDERS}
+SORT_LABELS: dict[str, str] = {key: label for key, _, _, label in SORT_ORDERS}
 DEFAULT_SORT = "-last_active"
 # turn_count may be NULL; sort and page on it as 0 so keyset comparisons hold.
 _SORT_EXPR = {
@@ -69,12 +72,15 @@ ACTIVE_PRESETS: dict[str, tuple[str, timedelta]] = {
 SESSION_COLUMNS = REQUIRED_COLUMNS["sessions"]  # in SessionRow's field order
 _ID = SESSION_COLUMNS.index("id")
 _LAST_ACTIVE = SESSION_COLUMNS.index("last_active")
-# Free-text and key columns are clipped in SQLite (see store.cliptext); the
-# id never is: it is what every link and delete is keyed on.
-_CLIPPED = {"title", "principal_id", "target_key", "profile_key"}
+#: Session text columns read clipped in SQLite (store.cliptext), here and in the admin;
+#: the id never is: it is what every link and delete is keyed on.
+CLIPPED_SESSION_COLUMNS = ("title", "target_key", "profile_key", "principal_id")
 _SELECT = (
     "SELECT "
-    + ", ".join(clipped_sql(column) if column in _CLIPPED else column for column in SESSION_COLUMNS)
+    + ", ".join(
+        clipped_sql(column) if column in CLIPPED_SESSION_COLUMNS else column
+        for column in SESSION_COLUMNS
+    )
     + " FROM sessions"
 )
 
@@ -150,7 +156,7 @@ class SessionFilter:
             clauses.append("principal_id = ?")
             params.append(self.principal)
         if self.q:
-            pattern = "%" + _escape_like(self.q) + "%"
+            pattern = "%" + escape_like(self.q) + "%"
             clauses.append("(title LIKE ? ESCAPE '\\' OR id LIKE ? ESCAPE '\\')")
             params += [pattern, pattern]
         if self.active_after_ms is not None:
@@ -172,7 +178,8 @@ class SessionFilter:
         return {k: v for k, v in self.__dict__.items() if v not in (None, "")}
 
 
-def _escape_like(text: str) -> str:
+def escape_like(text: str) -> str:
+    """``text`` for a ``LIKE … ESCAPE`` pattern: its ``%``, ``_`` and ``\\`` match literally."""
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
@@ -265,23 +272,15 @@ def parse_sort(raw: str | None) -> str:
     return params.choice({"sort": raw or ""}, "sort", SORTS, DEFAULT_SORT)  # type: ignore[return-value]
 
 
-def _cursor_execute(sql: str, params: list[Any]) -> list[tuple]:
-    with store_connection().cursor() as cursor:
-        cursor.execute(sql.replace("?", "%s"), params)
-        return cursor.fetchall()
-
-
 def distinct_targets(limit: int = MAX_MERGED_TARGETS + 1) -> list[str]:
     """Distinct target keys by index seeks: one seek per target, not a scan."""
     targets: list[str] = []
     previous: str | None = None
     while len(targets) < limit:
         if previous is None:
-            rows = _cursor_execute("SELECT MIN(target_key) FROM sessions", [])
+            rows = run_sql("SELECT MIN(target_key) FROM sessions", [])
         else:
-            rows = _cursor_execute(
-                "SELECT MIN(target_key) FROM sessions WHERE target_key > ?", [previous]
-            )
+            rows = run_sql("SELECT MIN(target_key) FROM sessions WHERE target_key > ?", [previous])
         value = rows[0][0] if rows else None
         if value is None:
             break
@@ -323,7 +322,9 @@ def list_sessions(
     column, descending = SORTS[sort]
     key_clauses, key_params = _keyset(column, descending, cursor)
     with time_limit(time_limit_ms):
-        page = _fetch(session_filter, column, descending, key_clauses, key_params, limit, targets)
+        page = _fetch_page(
+            session_filter, column, descending, key_clauses, key_params, limit, targets
+        )
         if with_count and (force_count or session_filter.count_is_cheap()):
             page.count, page.count_capped = count_sessions(session_filter)
     if with_count and page.count is None and len(page.rows) <= limit:
@@ -342,7 +343,7 @@ def list_sessions(
     return page
 
 
-def _fetch(
+def _fetch_page(
     session_filter: SessionFilter,
     column: str,
     descending: bool,
@@ -368,13 +369,13 @@ def _fetch(
             )
             # Merge the raw tuples and build rows only for the slice kept: most
             # of the fetched rows are dropped.
-            slices = [_cursor_execute(sql, [target, *params, *key_params]) for target in targets]
+            slices = [run_sql(sql, [target, *params, *key_params]) for target in targets]
             rows = _merge(slices, limit + 1, descending)
             return SessionPage(rows=rows, next_cursor=None, strategy="merge", sql=[sql])
     clauses, params = session_filter.where()
     where = f"WHERE {' AND '.join(clauses + key_clauses)}" if clauses or key_clauses else ""
     sql = f"{_SELECT} {where} {order} LIMIT {limit + 1}"
-    rows = _cursor_execute(sql, params + key_params)
+    rows = run_sql(sql, params + key_params)
     return SessionPage(rows=rows, next_cursor=None, strategy="scan", sql=[sql])  # type: ignore[arg-type]
 
 
@@ -400,9 +401,7 @@ def count_sessions(session_filter: SessionFilter, cap: int = COUNT_CAP) -> tuple
     """How many sessions match, counting at most ``cap + 1`` rows."""
     clauses, params = session_filter.where()
     where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
-    rows = _cursor_execute(
-        f"SELECT COUNT(*) FROM (SELECT 1 FROM sessions {where} LIMIT {cap + 1})", params
-    )
+    rows = run_sql(f"SELECT COUNT(*) FROM (SELECT 1 FROM sessions {where} LIMIT {cap + 1})", params)
     count = rows[0][0]
     return min(count, cap), count > cap
 
@@ -415,7 +414,7 @@ def count_sessions_limited(
 
 
 def get_session(session_id: str) -> SessionRow | None:
-    rows = _cursor_execute(f"{_SELECT} WHERE id = ?", [session_id])
+    rows = run_sql(f"{_SELECT} WHERE id = ?", [session_id])
     return SessionRow.from_db(rows[0]) if rows else None
 
 
@@ -425,8 +424,7 @@ def existing_session_ids(session_ids: list[str]) -> set[str]:
         batch = session_ids[start : start + 500]
         marks = ", ".join("?" * len(batch))
         found.update(
-            row[0]
-            for row in _cursor_execute(f"SELECT id FROM sessions WHERE id IN ({marks})", batch)
+            row[0] for row in run_sql(f"SELECT id FROM sessions WHERE id IN ({marks})", batch)
         )
     return found
 
@@ -460,7 +458,7 @@ class TargetSummary:
 def targets_overview(*, time_limit_ms: int | None = None) -> list[TargetSummary]:
     """Each target with its profiles, counts and last activity (one covering-index scan)."""
     with time_limit(time_limit_ms):
-        rows = _cursor_execute(
+        rows = run_sql(
             f"SELECT {clipped_sql('target_key')}, {clipped_sql('profile_key')}, COUNT(*), "
             "MAX(last_active) FROM sessions "
             "GROUP BY target_key, profile_key ORDER BY target_key, profile_key",

@@ -22,8 +22,10 @@ from typing import Any
 
 from sessions_admin.params import BadParameter
 from sessions_admin.store.cliptext import clipped_sql
-from sessions_admin.store.connection import time_limit
-from sessions_admin.store.queries import _cursor_execute, _escape_like
+from sessions_admin.store.connection import run_sql, time_limit
+from sessions_admin.store.health import REQUIRED_COLUMNS
+from sessions_admin.store.queries import escape_like
+from sessions_admin.store.spec import KNOWN_ROLES
 from sessions_admin.store.values import as_id, as_int, as_number, as_text, as_time
 
 PAGE_SIZE = 100
@@ -37,25 +39,9 @@ EXPORT_CHUNK = 2000
 PAIR_WINDOW = 50
 #: The columns a message page may truncate.
 VALUE_COLUMNS = ("content", "tool_args", "tool_result")
-KNOWN_ROLES = ("user", "assistant", "tool", "system")
 
-MESSAGE_COLUMNS = (
-    "id",
-    "session_id",
-    "role",
-    "content",
-    "tool_name",
-    "tool_call_id",
-    "tool_target",
-    "tool_op",
-    "tool_args",
-    "tool_result",
-    "tool_duration_ms",
-    "trace_id",
-    "span_id",
-    "model_id",
-    "ts",
-)
+#: The message columns read, in :class:`MessageRow`'s order (the schema check's list).
+MESSAGE_COLUMNS = REQUIRED_COLUMNS["session_messages"]
 
 
 #: A position after every real message: a descending slice from it starts at the end.
@@ -120,7 +106,7 @@ class MessageFilter:
             clauses.append("tool_name = ?")
             params.append(self.tool)
         if self.q:
-            pattern = "%" + _escape_like(self.q) + "%"
+            pattern = "%" + escape_like(self.q) + "%"
             clauses.append(
                 "(content LIKE ? ESCAPE '\\' OR tool_args LIKE ? ESCAPE '\\' "
                 "OR tool_result LIKE ? ESCAPE '\\' OR tool_name LIKE ? ESCAPE '\\')"
@@ -276,12 +262,12 @@ def _value(text: object, size: int | None) -> Value | None:
 
 
 def _position(session_id: str, message_id: int) -> int:
-    rows = _cursor_execute(
+    rows = run_sql(
         "SELECT ts FROM session_messages WHERE id = ? AND session_id = ?", [message_id, session_id]
     )
     if not rows:
         raise UnknownMessage(f"This session has no message {message_id}.")
-    return as_text(rows[0][0])
+    return rows[0][0]  # raw, any storage class: the keyset compares it in SQLite
 
 
 def _slice(
@@ -310,7 +296,7 @@ def _slice(
         f"{_PAGE_SELECT} WHERE {' AND '.join(where)} "
         f"ORDER BY ts {direction}, id {direction} LIMIT {int(limit)}"
     )
-    return [_row(row) for row in _cursor_execute(sql, params)]
+    return [_row(row) for row in run_sql(sql, params)]
 
 
 def message_page(
@@ -389,7 +375,7 @@ def _neighbours(session_id: str, page: MessagePage) -> dict[str, list[tuple[int,
     )
     page_ids = {m.id for m in page.messages}
     for op, direction, (ts, mid) in edges:
-        rows = _cursor_execute(
+        rows = run_sql(
             f"SELECT id, role, tool_call_id FROM session_messages WHERE session_id = ? "
             f"AND ts {op}= ? AND (ts {op} ? OR id {op} ?) "
             f"ORDER BY ts {direction}, id {direction} LIMIT {PAIR_WINDOW}",
@@ -405,15 +391,16 @@ def _neighbours(session_id: str, page: MessagePage) -> dict[str, list[tuple[int,
 def message_count(session_id: str) -> int:
     """Messages in the session (index only: no row is read)."""
     with time_limit():
-        return _cursor_execute(
-            "SELECT COUNT(*) FROM session_messages WHERE session_id = ?", [session_id]
-        )[0][0]
+        return run_sql("SELECT COUNT(*) FROM session_messages WHERE session_id = ?", [session_id])[
+            0
+        ][0]
 
 
 def state_keys(session_id: str) -> list[str]:
+    """The keys as pages show them (a BLOB key is described)."""
     return [
-        row[0]
-        for row in _cursor_execute(
+        as_id(row[0])
+        for row in run_sql(
             f"SELECT {clipped_sql('key')} FROM session_state WHERE session_id = ? ORDER BY key",
             [session_id],
         )
@@ -430,7 +417,7 @@ class StateRow:
 def state_rows(session_id: str) -> list[StateRow]:
     """Every state key with its value (truncated like message columns)."""
     with time_limit():
-        rows = _cursor_execute(
+        rows = run_sql(
             f"SELECT {clipped_sql('key')}, {_value_sql('value')}, updated_at FROM session_state "
             "WHERE session_id = ? ORDER BY key",
             [session_id],
@@ -445,7 +432,7 @@ def message_value(session_id: str, message_id: int, column: str) -> str | None:
     """The full text of one message column; ``None`` if there is no such message."""
     if column not in VALUE_COLUMNS:
         raise BadTranscriptQuery(f"{column!r} is not a message value column.")
-    rows = _cursor_execute(
+    rows = run_sql(
         f"SELECT {column} FROM session_messages WHERE id = ? AND session_id = ?",
         [message_id, session_id],
     )
@@ -455,7 +442,7 @@ def message_value(session_id: str, message_id: int, column: str) -> str | None:
 
 
 def state_value(session_id: str, key: str) -> StateRow:
-    rows = _cursor_execute(
+    rows = run_sql(
         "SELECT value, updated_at FROM session_state WHERE session_id = ? AND key = ?",
         [session_id, key],
     )
@@ -502,7 +489,7 @@ def session_stats(session_id: str, time_limit_ms: int | None = None) -> SessionS
     counts: dict[str, int] = {}
     first = last = None
     with time_limit(time_limit_ms):
-        rows = _cursor_execute(
+        rows = run_sql(
             f"SELECT {_short('role', 'tool_name')}, tool_duration_ms, ts FROM session_messages "
             "WHERE session_id = ?",
             [session_id],
@@ -572,9 +559,9 @@ def iter_messages(session_id: str, chunk: int = EXPORT_CHUNK) -> Iterator[tuple]
     while True:
         with time_limit():
             if position is None:
-                rows = _cursor_execute(f"{select} ORDER BY ts, id LIMIT {chunk}", [session_id])
+                rows = run_sql(f"{select} ORDER BY ts, id LIMIT {chunk}", [session_id])
             else:
-                rows = _cursor_execute(
+                rows = run_sql(
                     f"{select} AND ts >= ? AND (ts > ? OR id > ?) ORDER BY ts, id LIMIT {chunk}",
                     [session_id, position[0], position[0], position[1]],
                 )
@@ -586,9 +573,15 @@ def iter_messages(session_id: str, chunk: int = EXPORT_CHUNK) -> Iterator[tuple]
 
 def iter_state(session_id: str) -> Iterator[tuple[str, str, int]]:
     """(key, value, updated_at) for each state key, one row at a time."""
-    keys = state_keys(session_id)
+    # The raw keys (a BLOB key included), each looked up as it is stored.
+    keys = [
+        row[0]
+        for row in run_sql(
+            "SELECT key FROM session_state WHERE session_id = ? ORDER BY key", [session_id]
+        )
+    ]
     for key in keys:
-        rows = _cursor_execute(
+        rows = run_sql(
             "SELECT key, value, updated_at FROM session_state WHERE session_id = ? AND key = ?",
             [session_id, key],
         )

@@ -14,7 +14,7 @@ from django.utils import timezone
 from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
 
-from sessions_admin.humanize import file_size
+from sessions_admin.humanize import duration, exact_time, file_size
 from sessions_admin.ids import session_url as build_session_url
 from sessions_admin.store.timeutil import from_epoch_ms
 from sessions_admin.store.values import OddValue
@@ -77,7 +77,7 @@ def relative_time_html(
     if moment is None:
         return '<span class="muted">—</span>'
     local = moment.astimezone(tz or timezone.get_current_timezone())
-    exact = f"{local:%Y-%m-%d %H:%M:%S}.{local.microsecond // 1000:03d} {local.tzname()}"
+    exact = exact_time(local)
     label = _relative(moment, now or timezone.now())
     return f'<time datetime="{moment.isoformat()}" title="{exact}">{label}</time>'
 
@@ -115,9 +115,7 @@ def abstime(epoch_ms: int | None, with_date: bool = True) -> SafeString | str:
         return mark_safe('<span class="muted">—</span>')  # noqa: S308
     local = timezone.localtime(moment)
     fmt = "%Y-%m-%d %H:%M:%S" if with_date else "%H:%M:%S"
-    exact = (
-        local.strftime("%Y-%m-%d %H:%M:%S.") + f"{local.microsecond // 1000:03d} {local.tzname()}"
-    )
+    exact = exact_time(local)
     return format_html(
         '<time datetime="{}" title="{}">{}</time>', moment.isoformat(), exact, local.strftime(fmt)
     )
@@ -126,20 +124,7 @@ def abstime(epoch_ms: int | None, with_date: bool = True) -> SafeString | str:
 @register.filter
 def duration_ms(value: int | float | None) -> str:
     """``120 ms``, ``1.2 s``, ``3 min 4 s``."""
-    if value is None:
-        return "—"
-    if isinstance(value, OddValue):
-        return value
-    ms = float(value)
-    if ms < 1000:
-        return f"{ms:.0f} ms"
-    if ms < 60_000:
-        return f"{ms / 1000:.1f} s"
-    minutes, seconds = divmod(ms / 1000, 60)
-    if minutes < 60:
-        return f"{minutes:.0f} min {seconds:.0f} s"
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours:.0f} h {minutes:.0f} min"
+    return duration(value)
 
 
 @register.filter

@@ -14,7 +14,7 @@ through :mod:`sessions_admin.store.deletion` (which writes the audit row):
 from __future__ import annotations
 
 from django.contrib import messages
-from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods
@@ -25,16 +25,11 @@ from sessions_admin.access import DELETE_SESSIONS, staff_view
 from sessions_admin.store import deletion, queries
 from sessions_admin.store.connection import is_read_only
 from sessions_admin.templatetags.sessions_admin import short_id
-from sessions_admin.views.routing import register
+from sessions_admin.views.responses import HttpResponseSeeOther
 
 TEMPLATE = "sessions_admin/delete.html"
 
 
-class HttpResponseSeeOther(HttpResponseRedirect):
-    status_code = 303
-
-
-@register("delete")
 @require_http_methods(["GET", "HEAD", "POST"])
 @vary_on_headers("HX-Request")
 @staff_view(DELETE_SESSIONS)

@@ -8,6 +8,8 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.template import TemplateDoesNotExist
 
+from sessions_admin.views.responses import render_banner
+
 
 def _page(request: HttpRequest, status: int, title: str, message: str) -> HttpResponse:
     try:
@@ -57,10 +59,7 @@ def server_error(request: HttpRequest) -> HttpResponse:
 def render_bad_parameter(request: HttpRequest, message: str) -> HttpResponse:
     """The 400 page; for htmx, a banner in the page's flash area, not a page in a table."""
     if getattr(request, "htmx", False):
-        response = render(
+        return render_banner(
             request, "sessions_admin/error.html#banner", {"error": {"message": message}}, status=400
         )
-        response["HX-Retarget"] = "#flash"
-        response["HX-Reswap"] = "innerHTML"
-        return response
     return render(request, "sessions_admin/bad_request.html", {"message": message}, status=400)

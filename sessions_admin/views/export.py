@@ -23,11 +23,11 @@ from django.utils.http import content_disposition_header
 from django.views.decorators.http import require_safe
 
 from sessions_admin import params
+from sessions_admin.access import staff_view
 from sessions_admin.store import queries
 from sessions_admin.store import transcript as store
 from sessions_admin.store.timeutil import from_epoch_ms
 from sessions_admin.store.values import OddValue, as_int, as_text, as_time
-from sessions_admin.views.routing import register
 
 FORMATS = {
     "json": ("application/json", "json"),
@@ -219,8 +219,8 @@ def export_markdown(session: queries.SessionRow) -> Iterator[str]:
 _WRITERS = {"json": export_json, "jsonl": export_jsonl, "md": export_markdown}
 
 
-@register("export")
 @require_safe
+@staff_view()
 def export(request: HttpRequest, session_id: str) -> HttpResponse | StreamingHttpResponse:
     # A bad format raises BadParameter: the 400 page names the parameter.
     fmt: str = params.choice(request.GET, "format", FORMATS, "json")  # type: ignore[assignment]

@@ -25,9 +25,11 @@ from django.conf import settings
 from django.utils import timezone
 from django.utils.safestring import SafeString, mark_safe
 
+from sessions_admin.humanize import exact_time
 from sessions_admin.ids import session_url
 from sessions_admin.store.jsontext import parse_json_text
-from sessions_admin.store.transcript import KNOWN_ROLES, MessagePage, MessageRow, Value
+from sessions_admin.store.spec import KNOWN_ROLES
+from sessions_admin.store.transcript import MessagePage, MessageRow, Value
 from sessions_admin.store.values import OddValue
 from sessions_admin.templatetags.sessions_admin import duration_ms, filesize, odd_html, short_id
 from sessions_admin.views import jsonhtml
@@ -171,11 +173,7 @@ class MessageRenderer:
             moment = datetime.fromtimestamp(ts / 1000, tz=self.zone)
         except (OverflowError, OSError, ValueError, TypeError):
             return '<span class="muted">—</span>'
-        exact = (
-            moment.strftime("%Y-%m-%d %H:%M:%S.")
-            + f"{moment.microsecond // 1000:03d} "
-            + (moment.tzname() or "")
-        )
+        exact = exact_time(moment)
         return (
             f'<time datetime="{moment.isoformat()}" title="{escape(exact)}">'
             f"{moment.strftime('%Y-%m-%d %H:%M:%S')}</time>"

@@ -1,37 +1,72 @@
 """``/sessions/<id>/…``: find which session (and which subpage) a path means.
 
-The path arrives percent-decoded, so an id holding ``/`` cannot be told from
-a subpage by shape alone; :func:`sessions_admin.ids.split_session_path` lists
-the readings and the first whose session exists wins (the whole path as an id
-first). Each subpage view takes ``(request, session_id, **kwargs)``.
+The pages themselves are listed in :data:`sessions_admin.urls.SESSION_PAGES`;
+this module only reads a path against that table. The path arrives
+percent-decoded, so an id holding ``/`` cannot be told from a subpage by
+shape alone; :func:`sessions_admin.ids.split_session_path` lists the readings
+and the first whose session exists wins (the whole path as an id first).
+Each subpage view takes ``(request, session_id, **kwargs)`` and carries its
+own guard: the dispatcher checks staff too (it asks the store which ids
+exist), but it is never the only check.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from urllib.parse import unquote, urlsplit
 
 from django.http import Http404, HttpRequest, HttpResponse
 
 from sessions_admin.access import staff_view
-from sessions_admin.ids import QUERY_FORM_MARKER, SESSIONS_PREFIX, split_session_path
+from sessions_admin.ids import (
+    QUERY_FORM_MARKER,
+    SESSIONS_PREFIX,
+    PathReading,
+    compile_subpages,
+    split_session_path,
+)
 from sessions_admin.store.queries import existing_session_ids
 
 SessionPageView = Callable[..., HttpResponse]
-_PAGES: dict[str, SessionPageView] = {}
 
 
-def register(page: str) -> Callable[[SessionPageView], SessionPageView]:
-    """Register a view for a subpage name from ``sessions_admin.ids.SUBPAGES``."""
+@dataclass(frozen=True)
+class SessionPage:
+    """One page under ``/sessions/<id>/``.
 
-    def decorator(view: SessionPageView) -> SessionPageView:
-        _PAGES[page] = view
-        return view
+    ``pattern`` matches what follows ``<id>/`` (no trailing slash; ``""`` is
+    the session page itself); named groups become the view's keyword
+    arguments. ``allows_missing_session`` lets the view answer for an id with
+    no session row (frame files outlive their session).
+    """
 
-    return decorator
+    name: str
+    pattern: str
+    view: SessionPageView
+    allows_missing_session: bool = False
 
 
-def _raw_session_segment(request: HttpRequest) -> str | None:
+class SessionPages:
+    """The table of session pages, compiled once for :func:`session_dispatch`."""
+
+    def __init__(self, *pages: SessionPage) -> None:
+        self.pages = {page.name: page for page in pages}
+        self.subpages = compile_subpages(
+            {page.name: page.pattern for page in pages if page.pattern}
+        )
+
+    def __iter__(self):
+        return iter(self.pages.values())
+
+    def serve(self, request: HttpRequest, reading: PathReading) -> HttpResponse:
+        return self.pages[reading.page].view(request, reading.session_id, **reading.kwargs)
+
+    def allows_missing(self, reading: PathReading) -> bool:
+        return self.pages[reading.page].allows_missing_session
+
+
+def raw_session_segment(request: HttpRequest) -> str | None:
     """The id as sent, from the undecoded path when the server passes it on.
 
     gunicorn (``RAW_URI``) and most front servers (``REQUEST_URI``) keep the
@@ -52,25 +87,24 @@ def _raw_session_segment(request: HttpRequest) -> str | None:
 
 
 @staff_view()
-def session_dispatch(request: HttpRequest, rest: str) -> HttpResponse:
+def session_dispatch(request: HttpRequest, rest: str, pages: SessionPages) -> HttpResponse:
     readings = [
         reading
-        for reading in split_session_path(rest, request.GET.get("id"))
-        if reading.page in _PAGES
+        for reading in split_session_path(rest, request.GET.get("id"), pages.subpages)
+        if reading.page in pages.pages
     ]
-    raw_id = _raw_session_segment(request)
+    raw_id = raw_session_segment(request)
     if raw_id is not None and any(reading.session_id == raw_id for reading in readings):
         # The server kept the undecoded path: its first segment is the id, exactly.
         readings = [reading for reading in readings if reading.session_id == raw_id]
     existing = existing_session_ids(sorted({reading.session_id for reading in readings}))
     for reading in readings:
         if reading.session_id in existing:
-            return _PAGES[reading.page](request, reading.session_id, **reading.kwargs)
+            return pages.serve(request, reading)
     # Frame pages can outlive their session row (the runtime's own deletes
-    # leave them); their views accept a missing session.
+    # leave them); their table entries say so.
     for reading in readings:
-        view = _PAGES[reading.page]
-        if getattr(view, "allows_missing_session", False):
-            return view(request, reading.session_id, **reading.kwargs)
+        if pages.allows_missing(reading):
+            return pages.serve(request, reading)
     shown = readings[0].session_id if readings else rest
     raise Http404(f"No session with id {shown!r} in the store.")

@@ -14,7 +14,8 @@ from sessions_admin.ids import session_url
 from sessions_admin.store import queries
 from sessions_admin.store.cliptext import SHORT_TEXT_CHARS
 from sessions_admin.store.connection import is_read_only
-from sessions_admin.store.queries import ACTIVE_PRESETS, SORTS, BadQuery, Cursor
+from sessions_admin.store.queries import ACTIVE_PRESETS, SORT_LABELS, BadQuery, Cursor
+from sessions_admin.store.spec import PROFILES
 from sessions_admin.views.errors import render_bad_parameter
 from sessions_admin.views.sessionrows import render_session_rows
 
@@ -29,7 +30,6 @@ LIST_PARAMS = (
     "active_before",
     "sort",
 )
-PROFILES = ("default", "explain", "edit", "propose", "evaluate", "monitor")
 
 
 def bad_request(request: HttpRequest, message: str) -> HttpResponse:
@@ -78,7 +78,7 @@ def session_list(request: HttpRequest) -> HttpResponse:
         "filter": session_filter,
         "params": kept,
         "sort": sort,
-        "sorts": SORTS,
+        "sorts": SORT_LABELS,
         "presets": ACTIVE_PRESETS,
         "profiles": PROFILES,
         # A target longer than any real one stays filterable by URL, not listed.

@@ -21,15 +21,16 @@ from django.views.decorators.http import require_safe
 from django.views.decorators.vary import vary_on_headers
 
 from sessions_admin import params
+from sessions_admin.access import staff_view
 from sessions_admin.ids import session_url
 from sessions_admin.params import MAX_SQLITE_INT, BadParameter
 from sessions_admin.store import queries
 from sessions_admin.store import transcript as store
 from sessions_admin.store.jsontext import parse_json_text
+from sessions_admin.store.spec import KNOWN_ROLES
 from sessions_admin.views import jsonhtml
 from sessions_admin.views.errors import render_bad_parameter
 from sessions_admin.views.messages import render_messages
-from sessions_admin.views.routing import register
 
 TEMPLATE = "sessions_admin/session.html"
 VALUE_TEMPLATE = "sessions_admin/value.html"
@@ -101,11 +102,11 @@ def _transcript_context(request: HttpRequest, session: queries.SessionRow) -> di
 
 
 def _display_context() -> dict[str, Any]:
-    return {"slow_ms": settings.SLOW_TOOL_CALL_MS, "known_roles": store.KNOWN_ROLES}
+    return {"slow_ms": settings.SLOW_TOOL_CALL_MS, "known_roles": KNOWN_ROLES}
 
 
 def _role_choices(current: str | None) -> list[str]:
-    roles = list(store.KNOWN_ROLES)
+    roles = list(KNOWN_ROLES)
     if current and current not in roles:
         roles.append(current)
     return roles
@@ -145,9 +146,9 @@ def _state_value_url(session_id: str, key: str, **query: Any) -> str:
     return session_url(session_id, f"state/{quote(key, safe='')}/value", **query)
 
 
-@register("")
 @require_safe
 @vary_on_headers("HX-Request")
+@staff_view()
 def session_page(request: HttpRequest, session_id: str) -> HttpResponse:
     try:
         tab = params.choice(request.GET, "tab", ("transcript", "state"), "transcript")
@@ -201,16 +202,16 @@ def _state_page(request: HttpRequest, session_id: str) -> HttpResponse:
     return render(request, TEMPLATE, context)
 
 
-@register("state")
 @require_safe
 @vary_on_headers("HX-Request")
+@staff_view()
 def state_page(request: HttpRequest, session_id: str) -> HttpResponse:
     return _state_page(request, session_id)
 
 
-@register("stats")
 @require_safe
 @vary_on_headers("HX-Request")
+@staff_view()
 def stats_page(request: HttpRequest, session_id: str) -> HttpResponse:
     """Statistics: a fragment for the header's lazy load, else the page with them shown."""
     if request.htmx:
@@ -272,9 +273,9 @@ def _with_raw(request: HttpRequest) -> str:
     return query.urlencode()
 
 
-@register("message_value")
 @require_safe
 @vary_on_headers("HX-Request")
+@staff_view()
 def message_value(
     request: HttpRequest, session_id: str, message_id: str, field: str
 ) -> HttpResponse:
@@ -320,8 +321,8 @@ def _state_value(request: HttpRequest, session: queries.SessionRow, key: str) ->
     )
 
 
-@register("state_value")
 @require_safe
 @vary_on_headers("HX-Request")
+@staff_view()
 def state_value(request: HttpRequest, session_id: str, key: str) -> HttpResponse:
     return _state_value(request, _session(session_id), key)

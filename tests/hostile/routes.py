@@ -15,7 +15,8 @@ from django.apps import apps
 from django.urls import URLPattern, URLResolver, get_resolver, resolve
 from django.urls.exceptions import Resolver404
 
-from sessions_admin.ids import SUBPAGES, split_session_path
+from sessions_admin.ids import split_session_path
+from sessions_admin.views.routing import SessionPages
 
 #: Routes left alone: leaving would end the test user's login, and the stock
 #: ``auth`` admin reads nothing of the store (its forms are Django's own).
@@ -31,12 +32,12 @@ class Route:
     samples: dict[str, str]  # a value for each hole that leads to a real object
 
 
-def _walk(patterns: list, prefix: str = "") -> Iterator[tuple[str, str | None]]:
+def _walk(patterns: list, prefix: str = "") -> Iterator[tuple[str, URLPattern]]:
     for pattern in patterns:
         if isinstance(pattern, URLResolver):
             yield from _walk(pattern.url_patterns, prefix + str(pattern.pattern))
         elif isinstance(pattern, URLPattern):
-            yield prefix + str(pattern.pattern), pattern.name
+            yield prefix + str(pattern.pattern), pattern
 
 
 def _template(route: str) -> tuple[str, list[str]]:
@@ -65,40 +66,42 @@ def _admin_samples(route: str, defaults: dict[str, str]) -> dict[str, str]:
 
 
 def routes(samples: dict[str, str]) -> list[Route]:
-    """Every route, the session dispatcher expanded into its subpages."""
+    """Every route, a table of session pages (``SessionPages``) expanded into its pages."""
     found: list[Route] = []
-    for route, name in _walk(get_resolver().url_patterns):
-        if name in SKIPPED_NAMES or route.startswith(SKIPPED_PREFIXES):
+    for route, pattern in _walk(get_resolver().url_patterns):
+        if pattern.name in SKIPPED_NAMES or route.startswith(SKIPPED_PREFIXES):
             continue
         template, holes = _template(route)
         if not template:
             continue
-        if holes == ["rest"] and template.startswith("/sessions/"):
-            found.extend(_session_routes(samples))
+        pages = pattern.default_args.get("pages")
+        if isinstance(pages, SessionPages):
+            found.extend(_session_routes(pages, samples))
             continue
         values = _admin_samples(route, samples) if route.startswith("admin/") else samples
         found.append(Route(route, template, {hole: values.get(hole, "1") for hole in holes}))
     return found
 
 
-def _session_routes(samples: dict[str, str]) -> list[Route]:
-    found = [Route("session:", "/sessions/{session_id}/", {"session_id": samples["session_id"]})]
-    for page, regex in SUBPAGES.items():
-        template, holes = _template(regex)
-        template = "/sessions/{session_id}" + template + "/"
+def _session_routes(pages: SessionPages, samples: dict[str, str]) -> list[Route]:
+    found = []
+    for page in pages:
+        template, holes = _template(page.pattern)
+        template = "/sessions/{session_id}" + (template + "/" if page.pattern else "/")
         values = {"session_id": samples["session_id"], **{h: samples[h] for h in holes}}
-        found.append(Route(f"session:{page}", template, values))
+        found.append(Route(f"session:{page.name}", template, values))
     return found
 
 
 def route_key(url: str) -> str:
-    """Which route a URL takes (the session subpage for ``/sessions/…``)."""
+    """Which route a URL takes (the session page's name for ``/sessions/…``)."""
     path = urlsplit(url).path
     try:
         match = resolve(path)
     except Resolver404:
         return "unrouted"
-    if "rest" in match.kwargs:
-        readings = split_session_path(match.kwargs["rest"].rstrip("/"))
+    pages = match.kwargs.get("pages")
+    if isinstance(pages, SessionPages):
+        readings = split_session_path(match.kwargs["rest"].rstrip("/"), None, pages.subpages)
         return f"session:{readings[-1].page}"
     return match.route

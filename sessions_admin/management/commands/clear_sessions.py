@@ -18,7 +18,7 @@ from datetime import timedelta
 
 from django.core.management.base import BaseCommand, CommandError
 
-from sessions_admin.management.commands._deleting import command_actor, result_lines
+from sessions_admin.management.deleting import command_actor, result_lines
 from sessions_admin.store import deletion
 from sessions_admin.store.connection import StoreError
 from sessions_admin.store.queries import SessionFilter

@@ -2,7 +2,7 @@
 
 The store is the runtime's; it keeps writing while we delete. So:
 
-* The cascade's SQL lives in exactly one function, :func:`.cascade._cascade`. It runs
+* The cascade's SQL lives in exactly one function, :func:`.cascade.cascade_delete`. It runs
   inside one ``transaction.atomic(using="agents")`` (the backend makes that a
   ``BEGIN IMMEDIATE``) and issues, in the runtime's order (foreign keys are on,
   children go first)::
@@ -25,9 +25,12 @@ The store is the runtime's; it keeps writing while we delete. So:
   are committed, through :func:`sessions_admin.store.frames.remove_session_dir`
   (which never follows a symlink or leaves the root). A refusal is reported,
   never raised: the rows are gone either way.
-* Every operation writes a :class:`~sessions_admin.models.DeletionAudit` row in
-  Django's own database: "running" before it touches the store, the counts and
-  outcome after, so even a crash leaves a trace.
+* Every operation runs inside :func:`.audit.audited`, which writes a
+  :class:`~sessions_admin.ourdata.audit.DeletionAudit` row in Django's own database:
+  "running" before it touches the store, the counts and outcome after, so even a
+  crash leaves a trace.
+* After a commit, :func:`.cascade.cascade_delete` is the one place every delete
+  passes with the ids it removed (where the side index and rollups forget them).
 * Read-only mode refuses everything with :class:`StoreReadOnly`.
 
 The package, each module using only the ones above it:
@@ -35,9 +38,10 @@ The package, each module using only the ones above it:
 * :mod:`.results` -- what a delete takes and gives back: :class:`Actor`,
   :class:`Counts`, :class:`FramesReport`, :class:`DeletionResult`, previews,
   and :class:`SessionNotFound`;
-* :mod:`.audit` -- the :class:`~sessions_admin.models.DeletionAudit` bookkeeping
-  every operation goes through, and the read-only refusal;
-* :mod:`.cascade` -- the only SQL that writes to the store (:func:`_cascade`),
+* :mod:`.audit` -- :func:`~.audit.audited`, the bookkeeping of the
+  :class:`~sessions_admin.ourdata.audit.DeletionAudit` row every operation goes
+  through, and the read-only refusal;
+* :mod:`.cascade` -- the only SQL that writes to the store (:func:`cascade_delete`),
   frame-directory removal, and one session: preview, delete, wipe;
 * :mod:`.bulk` -- the paced batch runner and everything built on it:
   filtered sets, clear-all, retention, selected ids, the stepped clear-all,

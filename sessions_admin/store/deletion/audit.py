@@ -1,39 +1,60 @@
 """The audit trail: a DeletionAudit row around every delete, refusals included.
 
-Each operation opens its :class:`~sessions_admin.models.DeletionAudit` row
-("running") before it touches the store and saves the counts and outcome
-after, so even a crash leaves a trace. A store in read-only mode is refused
-here, with the refusal audited too.
+Every operation runs inside :func:`audited` (or, for a stepped clear-all that
+goes on in a later request, :func:`resumed`): a read-only store is refused
+there, the refusal audited too; the row is saved "running" before the store is
+touched; an exception saves it "failed" with what was counted so far; the
+operation ends it with :meth:`AuditRun.finish` (or :meth:`AuditRun.save`).
+Even a crash leaves a trace.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from typing import Any
 
 from django.utils import timezone
 
+from sessions_admin.ourdata.audit import DeletionAudit
 from sessions_admin.store.connection import StoreError, StoreReadOnly, is_read_only
 from sessions_admin.store.deletion.results import Actor, Counts, FramesReport
 
 #: Session ids listed in an audit row's target (the counts are always exact).
 AUDIT_MAX_IDS = 1_000
+#: Frame-directory refusals spelled out in an audit row's detail.
+AUDIT_MAX_REFUSALS = 20
+Outcome = DeletionAudit.Outcome
 
 
-def _audit_start(operation: str, actor: Actor, target: dict[str, Any]):
-    from sessions_admin.models import DeletionAudit
-
+def start_audit(operation: str, actor: Actor, target: dict[str, Any]) -> DeletionAudit:
+    """Create the "running" row of an operation, before it touches the store."""
     user = actor.user if getattr(actor.user, "pk", None) else None
     return DeletionAudit.objects.create(
         operation=operation,
         actor=actor.name[:200],
         user=user,
         target=target,
-        outcome=DeletionAudit.Outcome.RUNNING,
+        outcome=Outcome.RUNNING,
     )
 
 
-def _audit_save(
-    audit,
+def _refusals_detail(detail: str, report: FramesReport | None) -> str:
+    if report is not None and (others := report.describe_others()):
+        # A directory of only FIFOs or symlinks was removed: say what it held.
+        detail = "\n".join(filter(None, [detail, f"frames also held: {others}"]))
+    if report is None or not report.refused:
+        return detail
+    shown = report.refused[:AUDIT_MAX_REFUSALS]
+    refusals = "; ".join(f"{sid!r}: {why}" for sid, why in shown)
+    more = len(report.refused) - len(shown)
+    line = f"frames refused: {refusals}" + (f" (and {more} more)" if more > 0 else "")
+    return "\n".join(filter(None, [detail, line]))
+
+
+def save_audit(
+    audit: DeletionAudit,
     counts: Counts,
     report: FramesReport | None,
     outcome: str,
@@ -41,47 +62,102 @@ def _audit_save(
     *,
     finished: bool = True,
 ) -> None:
+    """Write the counts, the frames report and the outcome into ``audit``."""
     audit.sessions_deleted = counts.sessions
     audit.messages_deleted = counts.messages
     audit.state_deleted = counts.state
     if report is not None:
         audit.frame_dirs_removed = report.dirs_removed
         audit.frame_bytes_removed = report.bytes_removed
-        if others := report.describe_others():
-            detail = "\n".join(filter(None, [detail, f"frames also held: {others}"]))
-        if report.refused:
-            refusals = "; ".join(f"{sid!r}: {why}" for sid, why in report.refused[:20])
-            more = len(report.refused) - 20
-            detail = "\n".join(
-                filter(
-                    None,
-                    [
-                        detail,
-                        f"frames refused: {refusals}" + (f" (and {more} more)" if more > 0 else ""),
-                    ],
-                )
-            )
     audit.outcome = outcome
-    audit.detail = detail
+    audit.detail = _refusals_detail(detail, report)
     audit.finished_at = timezone.now() if finished else None
     audit.save()
 
 
-def _refuse(operation: str, actor: Actor, target: dict[str, Any], error: StoreError) -> None:
-    from sessions_admin.models import DeletionAudit
-
-    audit = _audit_start(operation, actor, target)
-    _audit_save(audit, Counts(), None, DeletionAudit.Outcome.REFUSED, error.message)
-
-
-def _check_writable(operation: str, actor: Actor, target: dict[str, Any]) -> None:
+def check_writable(operation: str, actor: Actor, target: dict[str, Any]) -> None:
+    """Refuse (and audit the refusal) when the store is opened read-only."""
     if is_read_only():
         error = StoreReadOnly()
-        _refuse(operation, actor, target, error)
+        save_audit(
+            start_audit(operation, actor, target), Counts(), None, Outcome.REFUSED, error.message
+        )
         raise error
 
 
-def _failure_text(exc: BaseException) -> str:
+def failure_text(exc: BaseException) -> str:
+    """An exception as a line of an audit row's detail."""
     if isinstance(exc, StoreError):
         return exc.message
     return f"{type(exc).__name__}: {exc}"
+
+
+@dataclass
+class AuditRun:
+    """One audited operation: its row and what it has done so far.
+
+    The operation adds to ``counts`` (and ``report``, when it removes frames) as it
+    goes, so a failure records exactly what is gone. ``progress`` says how far it
+    got ("stopped after 3 batches") for the detail of a failure.
+    """
+
+    audit: DeletionAudit
+    counts: Counts = field(default_factory=Counts)
+    report: FramesReport | None = None
+    progress: Callable[[], str] | None = None
+    ended: bool = False
+
+    @property
+    def audit_id(self) -> int:
+        return self.audit.pk
+
+    def save(self, outcome: str, detail: str = "", *, finished: bool = True) -> None:
+        """Record the outcome; a finished run is not overwritten by a later failure."""
+        save_audit(self.audit, self.counts, self.report, outcome, detail, finished=finished)
+        self.ended = finished
+
+    def finish(self, detail: str = "") -> None:
+        """Done: "partly done" when a frames directory was refused, else "done"."""
+        partial = self.report is not None and bool(self.report.refused)
+        self.save(Outcome.PARTIAL if partial else Outcome.OK, detail)
+
+    def failed(self, exc: BaseException) -> None:
+        text = failure_text(exc)
+        self.save(Outcome.FAILED, f"{self.progress()}: {text}" if self.progress else text)
+
+
+@contextmanager
+def _guard(run: AuditRun) -> Iterator[AuditRun]:
+    try:
+        yield run
+    except BaseException as exc:
+        if not run.ended:
+            run.failed(exc)
+        raise
+
+
+@contextmanager
+def audited(
+    operation: str,
+    actor: Actor,
+    target: dict[str, Any],
+    *,
+    report: FramesReport | None = None,
+) -> Iterator[AuditRun]:
+    """Run one delete under its audit row (refused first if the store is read-only)."""
+    check_writable(operation, actor, target)
+    with _guard(AuditRun(start_audit(operation, actor, target), report=report)) as run:
+        yield run
+
+
+@contextmanager
+def resumed(
+    audit: DeletionAudit, counts: Counts, report: FramesReport | None
+) -> Iterator[AuditRun]:
+    """Go on with a run whose row already exists (the stepped clear-all)."""
+    run = AuditRun(audit, counts=counts, report=report)
+    if is_read_only():
+        run.save(Outcome.REFUSED, StoreReadOnly().message)
+        raise StoreReadOnly()
+    with _guard(run) as guarded:
+        yield guarded

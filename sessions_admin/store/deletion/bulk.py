@@ -1,9 +1,9 @@
 """Bulk deletes as many short, paced batches of whole sessions.
 
 Candidates are walked in rowid order outside any transaction, cut into
-batches sized (by :class:`_Pacer`) to hold the write lock about
+batches sized (by :class:`Pacer`) to hold the write lock about
 ``TARGET_BATCH_MS``, and each batch goes through
-:func:`~sessions_admin.store.deletion.cascade._cascade` with a re-check
+:func:`~sessions_admin.store.deletion.cascade.cascade_delete` with a re-check
 inside its transaction. Built on it: a filtered set, clear-all, retention,
 selected ids (the admin action), the stepped clear-all the admin page drives
 one request at a time, and the exact counts of a dry run.
@@ -22,15 +22,17 @@ from typing import Any
 
 from django.utils import timezone
 
-from sessions_admin.store.connection import StoreError, StoreReadOnly, is_read_only, time_limit
+from sessions_admin.ourdata.audit import DeletionAudit
+from sessions_admin.store.connection import StoreError, run_sql, time_limit
 from sessions_admin.store.deletion.audit import (
     AUDIT_MAX_IDS,
-    _audit_save,
-    _audit_start,
-    _check_writable,
-    _failure_text,
+    Outcome,
+    audited,
+    check_writable,
+    resumed,
+    start_audit,
 )
-from sessions_admin.store.deletion.cascade import _cascade, _fetch, _remove_frames
+from sessions_admin.store.deletion.cascade import cascade_delete, remove_frames
 from sessions_admin.store.deletion.results import Actor, Counts, DeletionResult, FramesReport
 from sessions_admin.store.queries import SessionFilter
 from sessions_admin.store.timeutil import to_epoch_ms
@@ -55,7 +57,7 @@ BatchHook = Callable[[Counts, int], None]
 
 
 @dataclass
-class _Pacer:
+class Pacer:
     """Sizes batches so each holds the write lock about ``TARGET_BATCH_MS``."""
 
     # Read when a pacer is made, so the module's settings can be tuned at run time.
@@ -76,7 +78,7 @@ class _Pacer:
 
 
 def _max_rowid() -> int:
-    return _fetch("SELECT MAX(rowid) FROM sessions", [])[0][0] or 0
+    return run_sql("SELECT MAX(rowid) FROM sessions", [])[0][0] or 0
 
 
 def _candidates(
@@ -92,18 +94,18 @@ def _candidates(
     if max_rowid is not None:
         bound, bound_params = ["rowid <= ?"], [max_rowid]
     where = " AND ".join(["rowid > ?", *bound, *clauses])
-    return _fetch(
+    return run_sql(
         f"SELECT rowid, id FROM sessions WHERE {where} ORDER BY rowid LIMIT ?",
         [after_rowid, *bound_params, *params, limit],
     )
 
 
-def _child_counts(session_ids: list[str]) -> dict[str, int]:
+def child_counts(session_ids: list[str]) -> dict[str, int]:
     """Messages + state rows per session (index-only reads, no lock)."""
     marks = ", ".join("?" * len(session_ids))
     sizes: dict[str, int] = dict.fromkeys(session_ids, 0)
     for table in ("session_messages", "session_state"):
-        for sid, count in _fetch(
+        for sid, count in run_sql(
             f"SELECT session_id, COUNT(*) FROM {table} WHERE session_id IN ({marks}) "
             "GROUP BY session_id",
             session_ids,
@@ -112,7 +114,9 @@ def _child_counts(session_ids: list[str]) -> dict[str, int]:
     return sizes
 
 
-def _chunks(session_ids: list[str], sizes: dict[str, int], budget: int) -> list[list[str]]:
+def whole_session_batches(
+    session_ids: list[str], sizes: dict[str, int], budget: int
+) -> list[list[str]]:
     """Split into batches of whole sessions holding at most ``budget`` rows (one
     oversized session makes a batch of its own)."""
     batches: list[list[str]] = []
@@ -150,9 +154,9 @@ def _run_bulk(
     wipe_frames: bool,
     deadline: float | None = None,
     on_batch: BatchHook | None = None,
-    pacer: _Pacer | None = None,
-) -> _Pacer:
-    pacer = pacer or _Pacer()
+    pacer: Pacer | None = None,
+) -> Pacer:
+    pacer = pacer or Pacer()
     # At least one round per call, so a step with a tiny time budget still progresses.
     rounds = 0
     while True:
@@ -166,16 +170,16 @@ def _run_bulk(
             break
         state.after_rowid = rows[-1][0]
         ids = [row[1] for row in rows]
-        sizes = _child_counts(ids)
-        for batch in _chunks(ids, sizes, pacer.row_budget):
+        sizes = child_counts(ids)
+        for batch in whole_session_batches(ids, sizes, pacer.row_budget):
             started = time.perf_counter()
-            counts, deleted = _cascade(batch, still_matching=session_filter)
+            counts, deleted = cascade_delete(batch, still_matching=session_filter)
             elapsed_ms = (time.perf_counter() - started) * 1000
             state.counts.add(counts)
             state.batches += 1
             state.skipped += len(batch) - len(deleted)
             if wipe_frames and deleted:
-                _remove_frames(deleted, state.report)
+                remove_frames(deleted, state.report)
             if on_batch is not None:
                 on_batch(state.counts, state.batches)
             # Let a writer waiting in its busy handler take the lock.
@@ -193,38 +197,22 @@ def _bulk(
     dry_run: bool,
     on_batch: BatchHook | None,
 ) -> DeletionResult:
-    from sessions_admin.models import DeletionAudit
-
     if dry_run:
         return DeletionResult(counts=count_matching(session_filter), dry_run=True)
-    _check_writable(operation, actor, target)
-    audit = _audit_start(operation, actor, {**target, "wipe_frames": wipe_frames})
-    state = _BulkState(report=FramesReport() if wipe_frames else None, max_rowid=_max_rowid())
-    try:
-        pacer = _run_bulk(session_filter, state, wipe_frames=wipe_frames, on_batch=on_batch)
-    except BaseException as exc:
+    report = FramesReport() if wipe_frames else None
+    with audited(operation, actor, {**target, "wipe_frames": wipe_frames}, report=report) as run:
+        state = _BulkState(counts=run.counts, report=report, max_rowid=_max_rowid())
         # Whole batches only: what is counted is gone, everything else is intact.
-        _audit_save(
-            audit,
-            state.counts,
-            state.report,
-            DeletionAudit.Outcome.FAILED,
-            f"stopped after {state.batches} batches: {_failure_text(exc)}",
-        )
-        raise
-    outcome = (
-        DeletionAudit.Outcome.PARTIAL
-        if state.report and state.report.refused
-        else DeletionAudit.Outcome.OK
-    )
-    detail = f"{state.batches} batches, longest {pacer.longest_ms:.0f} ms"
-    if state.skipped:
-        detail += f"; {state.skipped} sessions stopped matching and were left whole"
-    _audit_save(audit, state.counts, state.report, outcome, detail)
+        run.progress = lambda: f"stopped after {state.batches} batches"
+        pacer = _run_bulk(session_filter, state, wipe_frames=wipe_frames, on_batch=on_batch)
+        detail = f"{state.batches} batches, longest {pacer.longest_ms:.0f} ms"
+        if state.skipped:
+            detail += f"; {state.skipped} sessions stopped matching and were left whole"
+        run.finish(detail)
     return DeletionResult(
         counts=state.counts,
         frames=state.report,
-        audit_id=audit.pk,
+        audit_id=run.audit_id,
         batches=state.batches,
         longest_batch_ms=pacer.longest_ms,
         skipped=state.skipped,
@@ -240,8 +228,6 @@ def delete_filtered(
     on_batch: BatchHook | None = None,
 ) -> DeletionResult:
     """Every session matching the list filters (e.g. one principal's, for an erasure)."""
-    from sessions_admin.models import DeletionAudit
-
     if session_filter.is_empty():
         raise StoreError(
             "A filtered delete needs at least one filter; use clear-all for every session."
@@ -265,8 +251,6 @@ def clear_all(
     on_batch: BatchHook | None = None,
 ) -> DeletionResult:
     """The runtime's ``$sessionClearAll``: every session with its messages and state."""
-    from sessions_admin.models import DeletionAudit
-
     return _bulk(
         DeletionAudit.Operation.CLEAR_ALL,
         SessionFilter(),
@@ -292,8 +276,6 @@ def delete_older_than(
     on_batch: BatchHook | None = None,
 ) -> DeletionResult:
     """Retention: sessions whose last activity is older than ``older_than``."""
-    from sessions_admin.models import DeletionAudit
-
     if older_than <= timedelta(0):
         raise StoreError("The retention age must be positive.")
     session_filter = retention_filter(older_than)
@@ -316,40 +298,28 @@ def delete_sessions(
     session_ids: Sequence[str], *, actor: Actor, wipe_frames: bool = False
 ) -> DeletionResult:
     """Selected sessions (the admin's action), in paced batches of whole sessions."""
-    from sessions_admin.models import DeletionAudit
-
     ids = list(dict.fromkeys(session_ids))
     target = {"session_ids": ids[:AUDIT_MAX_IDS], "selected": len(ids)}
-    operation = DeletionAudit.Operation.DELETE_FILTERED
-    _check_writable(operation, actor, target)
-    audit = _audit_start(operation, actor, target)
-    counts = Counts()
     report = FramesReport() if wipe_frames else None
-    pacer = _Pacer()
+    pacer = Pacer()
     batches = 0
-    try:
+    with audited(DeletionAudit.Operation.DELETE_FILTERED, actor, target, report=report) as run:
         for start in range(0, len(ids), MAX_BATCH_SESSIONS):
             chunk = ids[start : start + MAX_BATCH_SESSIONS]
-            for batch in _chunks(chunk, _child_counts(chunk), pacer.row_budget):
+            for batch in whole_session_batches(chunk, child_counts(chunk), pacer.row_budget):
                 started = time.perf_counter()
-                batch_counts, deleted = _cascade(batch)
-                counts.add(batch_counts)
+                batch_counts, deleted = cascade_delete(batch)
+                run.counts.add(batch_counts)
                 batches += 1
                 if report is not None:
-                    _remove_frames(deleted, report)
+                    remove_frames(deleted, report)
                 elapsed_ms = (time.perf_counter() - started) * 1000
                 time.sleep(pacer.record(batch_counts.rows, elapsed_ms) / 1000)
-    except BaseException as exc:
-        _audit_save(audit, counts, report, DeletionAudit.Outcome.FAILED, _failure_text(exc))
-        raise
-    outcome = (
-        DeletionAudit.Outcome.PARTIAL if report and report.refused else DeletionAudit.Outcome.OK
-    )
-    _audit_save(audit, counts, report, outcome, f"{batches} batches")
+        run.finish(f"{batches} batches")
     return DeletionResult(
-        counts=counts,
+        counts=run.counts,
         frames=report,
-        audit_id=audit.pk,
+        audit_id=run.audit_id,
         batches=batches,
         longest_batch_ms=pacer.longest_ms,
     )
@@ -360,8 +330,6 @@ def delete_sessions(
 
 def start_clear_all(*, actor: Actor, expected_sessions: int, wipe_frames: bool = False):
     """Open the audit row of a clear-all that :func:`continue_clear_all` will run."""
-    from sessions_admin.models import DeletionAudit
-
     target = {
         "all": True,
         "expected_sessions": expected_sessions,
@@ -370,8 +338,8 @@ def start_clear_all(*, actor: Actor, expected_sessions: int, wipe_frames: bool =
         "batches": 0,
         "wipe_frames": wipe_frames,
     }
-    _check_writable(DeletionAudit.Operation.CLEAR_ALL, actor, target)
-    return _audit_start(DeletionAudit.Operation.CLEAR_ALL, actor, target)
+    check_writable(DeletionAudit.Operation.CLEAR_ALL, actor, target)
+    return start_audit(DeletionAudit.Operation.CLEAR_ALL, actor, target)
 
 
 def continue_clear_all(audit, *, seconds: float = 1.0) -> DeletionResult:
@@ -381,63 +349,33 @@ def continue_clear_all(audit, *, seconds: float = 1.0) -> DeletionResult:
     (one request) picks up where the last stopped; a step that never comes
     leaves a "running" row whose counts are exactly what is gone.
     """
-    from sessions_admin.models import DeletionAudit
-
-    if audit.outcome != DeletionAudit.Outcome.RUNNING:
-        counts = Counts(audit.sessions_deleted, audit.messages_deleted, audit.state_deleted)
+    counts = Counts(audit.sessions_deleted, audit.messages_deleted, audit.state_deleted)
+    if audit.outcome != Outcome.RUNNING:
         return DeletionResult(counts=counts, audit_id=audit.pk, done=True)
-    if is_read_only():
-        _audit_save(
-            audit,
-            Counts(audit.sessions_deleted, audit.messages_deleted, audit.state_deleted),
-            None,
-            DeletionAudit.Outcome.REFUSED,
-            StoreReadOnly().message,
-        )
-        raise StoreReadOnly()
     target = dict(audit.target)
     wipe = bool(target.get("wipe_frames"))
-    state = _BulkState(
-        counts=Counts(audit.sessions_deleted, audit.messages_deleted, audit.state_deleted),
-        report=FramesReport(
-            dirs_removed=audit.frame_dirs_removed, bytes_removed=audit.frame_bytes_removed
-        )
+    report = (
+        FramesReport(dirs_removed=audit.frame_dirs_removed, bytes_removed=audit.frame_bytes_removed)
         if wipe
-        else None,
-        after_rowid=int(target.get("after_rowid", 0)),
-        max_rowid=int(target.get("max_rowid", 0)),
-        batches=int(target.get("batches", 0)),
+        else None
     )
-    try:
+    with resumed(audit, counts, report) as run:
+        state = _BulkState(
+            counts=counts,
+            report=report,
+            after_rowid=int(target.get("after_rowid", 0)),
+            max_rowid=int(target.get("max_rowid", 0)),
+            batches=int(target.get("batches", 0)),
+        )
+        run.progress = lambda: f"stopped after {state.batches} batches"
         pacer = _run_bulk(
             SessionFilter(), state, wipe_frames=wipe, deadline=time.monotonic() + seconds
         )
-    except BaseException as exc:
-        _audit_save(
-            audit,
-            state.counts,
-            state.report,
-            DeletionAudit.Outcome.FAILED,
-            f"stopped after {state.batches} batches: {_failure_text(exc)}",
-        )
-        raise
-    audit.target = {**target, "after_rowid": state.after_rowid, "batches": state.batches}
-    if state.done:
-        outcome = (
-            DeletionAudit.Outcome.PARTIAL
-            if state.report and state.report.refused
-            else DeletionAudit.Outcome.OK
-        )
-        _audit_save(audit, state.counts, state.report, outcome, f"{state.batches} batches")
-    else:
-        _audit_save(
-            audit,
-            state.counts,
-            state.report,
-            DeletionAudit.Outcome.RUNNING,
-            f"{state.batches} batches so far",
-            finished=False,
-        )
+        audit.target = {**target, "after_rowid": state.after_rowid, "batches": state.batches}
+        if state.done:
+            run.finish(f"{state.batches} batches")
+        else:
+            run.save(Outcome.RUNNING, f"{state.batches} batches so far", finished=False)
     return DeletionResult(
         counts=state.counts,
         frames=state.report,
@@ -455,9 +393,9 @@ def count_all() -> Counts:
     """Exact totals of the three tables (for the clear-all confirmation)."""
     with time_limit(COUNT_TIME_LIMIT_MS):
         return Counts(
-            sessions=_fetch("SELECT COUNT(*) FROM sessions", [])[0][0],
-            messages=_fetch("SELECT COUNT(*) FROM session_messages", [])[0][0],
-            state=_fetch("SELECT COUNT(*) FROM session_state", [])[0][0],
+            sessions=run_sql("SELECT COUNT(*) FROM sessions", [])[0][0],
+            messages=run_sql("SELECT COUNT(*) FROM session_messages", [])[0][0],
+            state=run_sql("SELECT COUNT(*) FROM session_state", [])[0][0],
         )
 
 
@@ -473,10 +411,10 @@ def count_matching(session_filter: SessionFilter) -> Counts:
             ids = [row[1] for row in rows]
             marks = ", ".join("?" * len(ids))
             counts.sessions += len(ids)
-            counts.messages += _fetch(
+            counts.messages += run_sql(
                 f"SELECT COUNT(*) FROM session_messages WHERE session_id IN ({marks})", ids
             )[0][0]
-            counts.state += _fetch(
+            counts.state += run_sql(
                 f"SELECT COUNT(*) FROM session_state WHERE session_id IN ({marks})", ids
             )[0][0]
     return counts
@@ -489,13 +427,13 @@ def count_ids(session_ids: Sequence[str]) -> Counts:
     for start in range(0, len(ids), MAX_BATCH_SESSIONS):
         chunk = ids[start : start + MAX_BATCH_SESSIONS]
         marks = ", ".join("?" * len(chunk))
-        counts.sessions += _fetch(f"SELECT COUNT(*) FROM sessions WHERE id IN ({marks})", chunk)[0][
+        counts.sessions += run_sql(f"SELECT COUNT(*) FROM sessions WHERE id IN ({marks})", chunk)[
             0
-        ]
-        counts.messages += _fetch(
+        ][0]
+        counts.messages += run_sql(
             f"SELECT COUNT(*) FROM session_messages WHERE session_id IN ({marks})", chunk
         )[0][0]
-        counts.state += _fetch(
+        counts.state += run_sql(
             f"SELECT COUNT(*) FROM session_state WHERE session_id IN ({marks})", chunk
         )[0][0]
     return counts

@@ -1,33 +1,28 @@
 """The runtime's cascade, the only SQL that writes to the store, and one session.
 
-:func:`_cascade` holds the three DELETE statements (every bulk form in
-:mod:`.bulk` and :mod:`.orphans` calls it). Also here: the read helpers
-the other modules query through, frame-directory removal after a commit, and
-the single-session operations (preview, delete, delete with frames wipe).
+:func:`cascade_delete` holds the three DELETE statements (every bulk form in
+:mod:`.bulk` and :mod:`.orphans` calls it, and every delete leaves through it
+once its rows are committed). Also here: frame-directory removal after a commit,
+and the single-session operations (preview, delete, delete with frames wipe).
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Sequence
-from typing import Any
 
 from django.db import DatabaseError, transaction
 
+from sessions_admin.ourdata.audit import DeletionAudit
 from sessions_admin.store import frames
 from sessions_admin.store.connection import (
     StoreReadOnly,
     describe_database_error,
     frames_root,
     is_read_only,
-    store_connection,
+    run_sql,
 )
-from sessions_admin.store.deletion.audit import (
-    _audit_save,
-    _audit_start,
-    _check_writable,
-    _failure_text,
-)
+from sessions_admin.store.deletion.audit import Outcome, audited
 from sessions_admin.store.deletion.results import (
     Actor,
     Counts,
@@ -40,24 +35,7 @@ from sessions_admin.store.queries import SessionFilter
 from sessions_admin.store.router import STORE_ALIAS
 
 
-def _sql(sql: str) -> str:
-    # The SQL reads with SQLite's own ``?``; Django's cursor wants ``%s``.
-    return sql.replace("?", "%s")
-
-
-def _execute(sql: str, params: Sequence[Any]) -> int:
-    with store_connection().cursor() as cursor:
-        cursor.execute(_sql(sql), list(params))
-        return cursor.rowcount
-
-
-def _fetch(sql: str, params: Sequence[Any]) -> list[tuple]:
-    with store_connection().cursor() as cursor:
-        cursor.execute(_sql(sql), list(params))
-        return cursor.fetchall()
-
-
-def _cascade(
+def cascade_delete(
     session_ids: Sequence[str],
     *,
     still_matching: SessionFilter | None = None,
@@ -82,7 +60,7 @@ def _cascade(
             if children_only:
                 marks = ", ".join("?" * len(ids))
                 present = {
-                    row[0] for row in _fetch(f"SELECT id FROM sessions WHERE id IN ({marks})", ids)
+                    row[0] for row in run_sql(f"SELECT id FROM sessions WHERE id IN ({marks})", ids)
                 }
                 ids = [i for i in ids if i not in present]
             elif still_matching is not None:
@@ -91,28 +69,32 @@ def _cascade(
                 where = " AND ".join([f"id IN ({marks})", *clauses])
                 present = {
                     row[0]
-                    for row in _fetch(f"SELECT id FROM sessions WHERE {where}", [*ids, *params])
+                    for row in run_sql(f"SELECT id FROM sessions WHERE {where}", [*ids, *params])
                 }
                 ids = [i for i in ids if i in present]
             if not ids:
                 return Counts(), []
             match = "= ?" if len(ids) == 1 else f"IN ({', '.join('?' * len(ids))})"
             counts = Counts()
-            counts.messages = _execute(
+            counts.messages = run_sql(
                 f"DELETE FROM session_messages WHERE session_id {match}", ids
-            )
-            counts.state = _execute(f"DELETE FROM session_state WHERE session_id {match}", ids)
+            ).rowcount
+            counts.state = run_sql(
+                f"DELETE FROM session_state WHERE session_id {match}", ids
+            ).rowcount
             if not children_only:
-                counts.sessions = _execute(f"DELETE FROM sessions WHERE id {match}", ids)
+                counts.sessions = run_sql(f"DELETE FROM sessions WHERE id {match}", ids).rowcount
     except DatabaseError as exc:
         raise describe_database_error(exc) from exc
+    # Committed. The one place every delete passes after its rows are gone: what keeps
+    # data about sessions (the side index, the rollups) forgets ``ids`` here.
     return counts, ids
 
 
 # --- Frames --------------------------------------------------------------------------
 
 
-def _remove_frames(session_ids: Iterable[str], report: FramesReport) -> None:
+def remove_frames(session_ids: Iterable[str], report: FramesReport) -> None:
     """Remove each session's frame directory; refusals are recorded, not raised."""
     root = frames_root()
     for session_id in session_ids:
@@ -141,10 +123,10 @@ def _remove_frames(session_ids: Iterable[str], report: FramesReport) -> None:
 
 def preview_session(session_id: str) -> SessionPreview:
     """Counts for the confirmation dialog (and the frames directory's size)."""
-    messages = _fetch("SELECT COUNT(*) FROM session_messages WHERE session_id = ?", [session_id])[
+    messages = run_sql("SELECT COUNT(*) FROM session_messages WHERE session_id = ?", [session_id])[
         0
     ][0]
-    state = _fetch("SELECT COUNT(*) FROM session_state WHERE session_id = ?", [session_id])[0][0]
+    state = run_sql("SELECT COUNT(*) FROM session_state WHERE session_id = ?", [session_id])[0][0]
     frames_bytes = frames_files = None
     refusal = None
     try:
@@ -161,35 +143,25 @@ def preview_session(session_id: str) -> SessionPreview:
 
 def delete_session(session_id: str, *, actor: Actor, wipe_frames: bool = False) -> DeletionResult:
     """The runtime's ``$sessionDelete``; with ``wipe_frames`` also its frames directory."""
-    from sessions_admin.models import DeletionAudit
-
     operation = (
         DeletionAudit.Operation.WIPE_SESSION
         if wipe_frames
         else DeletionAudit.Operation.DELETE_SESSION
     )
-    target = {"session_ids": [session_id]}
-    _check_writable(operation, actor, target)
-    audit = _audit_start(operation, actor, target)
-    started = time.perf_counter()
-    try:
-        counts, deleted = _cascade([session_id])
-    except BaseException as exc:
-        _audit_save(audit, Counts(), None, DeletionAudit.Outcome.FAILED, _failure_text(exc))
-        raise
-    cascade_ms = (time.perf_counter() - started) * 1000  # BEGIN IMMEDIATE … COMMIT
-    if counts.rows == 0:
-        error = SessionNotFound(session_id)
-        _audit_save(audit, counts, None, DeletionAudit.Outcome.REFUSED, error.message)
-        raise error
-    report = None
-    if wipe_frames:
-        report = FramesReport()
-        _remove_frames(deleted, report)
-    outcome = (
-        DeletionAudit.Outcome.PARTIAL if report and report.refused else DeletionAudit.Outcome.OK
-    )
-    _audit_save(audit, counts, report, outcome)
+    report = FramesReport() if wipe_frames else None
+    with audited(operation, actor, {"session_ids": [session_id]}, report=report) as run:
+        started = time.perf_counter()
+        counts, deleted = cascade_delete([session_id])
+        cascade_ms = (time.perf_counter() - started) * 1000  # BEGIN IMMEDIATE … COMMIT
+        run.counts = counts
+        if counts.rows == 0:
+            error = SessionNotFound(session_id)
+            run.report = None
+            run.save(Outcome.REFUSED, error.message)
+            raise error
+        if report is not None:
+            remove_frames(deleted, report)
+        run.finish()
     return DeletionResult(
-        counts=counts, frames=report, audit_id=audit.pk, batches=1, longest_batch_ms=cascade_ms
+        counts=counts, frames=report, audit_id=run.audit_id, batches=1, longest_batch_ms=cascade_ms
     )

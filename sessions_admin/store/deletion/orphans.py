@@ -13,26 +13,21 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from sessions_admin.ourdata.audit import DeletionAudit
 from sessions_admin.store import frames
-from sessions_admin.store.connection import frames_root, time_limit
+from sessions_admin.store.connection import frames_root, run_sql, time_limit
 
 # MAX_BATCH_SESSIONS is read as bulk.MAX_BATCH_SESSIONS, so a value tuned on
 # that module applies here too, as it did when all of this was one module.
 from sessions_admin.store.deletion import bulk
-from sessions_admin.store.deletion.audit import (
-    AUDIT_MAX_IDS,
-    _audit_save,
-    _audit_start,
-    _check_writable,
-    _failure_text,
-)
+from sessions_admin.store.deletion.audit import AUDIT_MAX_IDS, audited, check_writable
 from sessions_admin.store.deletion.bulk import (
     COUNT_TIME_LIMIT_MS,
-    _child_counts,
-    _chunks,
-    _Pacer,
+    Pacer,
+    child_counts,
+    whole_session_batches,
 )
-from sessions_admin.store.deletion.cascade import _cascade, _fetch, _remove_frames
+from sessions_admin.store.deletion.cascade import cascade_delete, remove_frames
 from sessions_admin.store.deletion.results import (
     Actor,
     Counts,
@@ -50,7 +45,7 @@ def find_orphaned_children(limit_ms: int = COUNT_TIME_LIMIT_MS) -> OrphanedChild
     messages = state = 0
     with time_limit(limit_ms):
         for table in ("session_messages", "session_state"):
-            rows = _fetch(
+            rows = run_sql(
                 f"SELECT session_id, COUNT(*) FROM {table} AS child WHERE NOT EXISTS "
                 "(SELECT 1 FROM sessions WHERE sessions.id = child.session_id) "
                 "GROUP BY session_id",
@@ -67,33 +62,26 @@ def find_orphaned_children(limit_ms: int = COUNT_TIME_LIMIT_MS) -> OrphanedChild
 
 def remove_orphaned_children(*, actor: Actor) -> DeletionResult:
     """Delete orphaned messages and state (never a session row), batch by batch."""
-    from sessions_admin.models import DeletionAudit
-
     operation = DeletionAudit.Operation.ORPHAN_CHILDREN
-    _check_writable(operation, actor, {"orphans": True})
+    # Refused before the (possibly long) search for orphans, which then names them.
+    check_writable(operation, actor, {"orphans": True})
     orphans = find_orphaned_children()
-    audit = _audit_start(
-        operation, actor, {"orphans": True, "session_ids": orphans.session_ids[:AUDIT_MAX_IDS]}
-    )
-    counts = Counts()
-    pacer = _Pacer()
+    target = {"orphans": True, "session_ids": orphans.session_ids[:AUDIT_MAX_IDS]}
+    pacer = Pacer()
     batches = 0
-    try:
+    with audited(operation, actor, target) as run:
         ids = orphans.session_ids
         for start in range(0, len(ids), bulk.MAX_BATCH_SESSIONS):
             chunk = ids[start : start + bulk.MAX_BATCH_SESSIONS]
-            for batch in _chunks(chunk, _child_counts(chunk), pacer.row_budget):
+            for batch in whole_session_batches(chunk, child_counts(chunk), pacer.row_budget):
                 started = time.perf_counter()
-                batch_counts, _ = _cascade(batch, children_only=True)
-                counts.add(batch_counts)
+                batch_counts, _ = cascade_delete(batch, children_only=True)
+                run.counts.add(batch_counts)
                 batches += 1
                 elapsed_ms = (time.perf_counter() - started) * 1000
                 time.sleep(pacer.record(batch_counts.rows, elapsed_ms) / 1000)
-    except BaseException as exc:
-        _audit_save(audit, counts, None, DeletionAudit.Outcome.FAILED, _failure_text(exc))
-        raise
-    _audit_save(audit, counts, None, DeletionAudit.Outcome.OK, f"{batches} batches")
-    return DeletionResult(counts=counts, audit_id=audit.pk, batches=batches)
+        run.finish(f"{batches} batches")
+    return DeletionResult(counts=run.counts, audit_id=run.audit_id, batches=batches)
 
 
 # --- Orphaned frame directories -----------------------------------------------------
@@ -106,7 +94,7 @@ def _existing_ids(session_ids: list[str]) -> set[str]:
         chunk = session_ids[start : start + bulk.MAX_BATCH_SESSIONS]
         marks = ", ".join("?" * len(chunk))
         found.update(
-            row[0] for row in _fetch(f"SELECT id FROM sessions WHERE id IN ({marks})", chunk)
+            row[0] for row in run_sql(f"SELECT id FROM sessions WHERE id IN ({marks})", chunk)
         )
     return found
 
@@ -129,36 +117,28 @@ def remove_orphan_frames(
     directory under the root are refused by :mod:`~sessions_admin.store.frames` and
     recorded as refusals, never raised.
     """
-    from sessions_admin.models import DeletionAudit
-
     operation = DeletionAudit.Operation.ORPHAN_FRAMES
     every = session_ids is None
     target: dict[str, Any] = {"orphans": "all" if every else "selected"}
     if not every:
         target["session_ids"] = list(dict.fromkeys(session_ids))[:AUDIT_MAX_IDS]
-    _check_writable(operation, actor, target)
-    audit = _audit_start(operation, actor, target)
     report = FramesReport()
     skipped = 0
-    try:
+    with audited(operation, actor, target, report=report) as run:
         if every:
             ids = [d.session_id for d in find_orphan_frames().orphans]
-            audit.target = {**target, "session_ids": ids[:AUDIT_MAX_IDS], "found": len(ids)}
+            run.audit.target = {**target, "session_ids": ids[:AUDIT_MAX_IDS], "found": len(ids)}
         else:
             ids = list(dict.fromkeys(session_ids))
         for start in range(0, len(ids), bulk.MAX_BATCH_SESSIONS):
             chunk = ids[start : start + bulk.MAX_BATCH_SESSIONS]
             present = _existing_ids(chunk)
             skipped += len(present)
-            _remove_frames([sid for sid in chunk if sid not in present], report)
-    except BaseException as exc:
-        _audit_save(audit, Counts(), report, DeletionAudit.Outcome.FAILED, _failure_text(exc))
-        raise
-    outcome = DeletionAudit.Outcome.PARTIAL if report.refused else DeletionAudit.Outcome.OK
-    detail = f"{report.missing} already gone" if report.missing else ""
-    if skipped:
-        detail = "; ".join(
-            filter(None, [detail, f"{skipped} have a session row and were left alone"])
-        )
-    _audit_save(audit, Counts(), report, outcome, detail)
-    return DeletionResult(counts=Counts(), frames=report, audit_id=audit.pk, skipped=skipped)
+            remove_frames([sid for sid in chunk if sid not in present], report)
+        detail = f"{report.missing} already gone" if report.missing else ""
+        if skipped:
+            detail = "; ".join(
+                filter(None, [detail, f"{skipped} have a session row and were left alone"])
+            )
+        run.finish(detail)
+    return DeletionResult(counts=Counts(), frames=report, audit_id=run.audit_id, skipped=skipped)

@@ -3,7 +3,7 @@
 Splits ``schema.sql`` into what runs before the load (pragmas, tables) and
 after it (indexes, the trigger), opens the store under a temporary name with
 build pragmas (no journal, no fsync, a big cache), adds the neighbour tables,
-runs :class:`~sessions_admin.store.demo.rows._Builder` in one transaction,
+runs :class:`~sessions_admin.store.demo.rows.Builder` in one transaction,
 switches the file to WAL, and links it into place only when complete. It
 never overwrites an existing store.
 """
@@ -20,8 +20,8 @@ from pathlib import Path
 from random import Random
 
 from sessions_admin.store.demo.frames_writer import FRAMES_DIRNAME
-from sessions_admin.store.demo.rows import _Builder
-from sessions_admin.store.demo.vocabulary import _DAY_MS
+from sessions_admin.store.demo.rows import Builder
+from sessions_admin.store.demo.vocabulary import DAY_MS
 
 # schema.sql sits in sessions_admin/store/, one level above this package.
 SCHEMA_PATH = Path(__file__).parents[1] / "schema.sql"
@@ -120,7 +120,7 @@ def _neighbour_rows(conn: sqlite3.Connection, now_ms: int) -> None:
     for i, body in enumerate(bodies, start=1):
         conn.execute(
             "INSERT INTO memory_records VALUES (?, ?, ?, ?)",
-            (i, kinds[i % 3], body, now_ms - rng.randint(1, 200) * _DAY_MS),
+            (i, kinds[i % 3], body, now_ms - rng.randint(1, 200) * DAY_MS),
         )
         vector = struct.pack("<16f", *(rng.uniform(-1, 1) for _ in range(16)))
         conn.execute("INSERT INTO memory_embeddings VALUES (?, ?, ?)", (i, 16, vector))
@@ -181,7 +181,7 @@ def build_demo_home(
     ):
         leftover.unlink(missing_ok=True)
 
-    builder = _Builder(
+    builder = Builder(
         home,
         sessions=sessions,
         messages_per_session=messages_per_session,

@@ -1,7 +1,7 @@
 """Activity-frame files of the demo home, and the thread that writes them.
 
 For a fraction of the sessions, :mod:`sessions_admin.store.demo.rows` hands
-each session's finished rows to :meth:`_FramesWriter._write_frames`, which
+each session's finished rows to :meth:`FramesWriter._write_frames`, which
 turns one to three of its turns (requests) into ``activity-<requestId>.jsonl``
 files the way the runtime logs them; a few orphan directories (sessions that
 no longer exist) are added at the end. Frames draw only from the builder's
@@ -20,19 +20,19 @@ from random import Random
 from threading import Thread
 from typing import Any
 
-from sessions_admin.store.demo.pools import _json
-from sessions_admin.store.demo.vocabulary import _DAY_MS, _MODELS, _WINDOW_MS
+from sessions_admin.store.demo.pools import compact_json
+from sessions_admin.store.demo.vocabulary import DAY_MS, MODELS, WINDOW_MS
 
 FRAMES_DIRNAME = "sessions"
 _ORPHAN_DIRS = 5
 
 
 def _jsonl(objects: Sequence[dict[str, Any]]) -> bytes:
-    return "".join(_json(o) + "\n" for o in objects).encode()
+    return "".join(compact_json(o) + "\n" for o in objects).encode()
 
 
-class _FramesWriter:
-    """The frames half of :class:`~sessions_admin.store.demo.rows._Builder` (a mixin).
+class FramesWriter:
+    """The frames half of :class:`~sessions_admin.store.demo.rows.Builder` (a mixin).
 
     The builder's ``__init__`` sets the state declared below: one build's
     frame sessions, its ``frng`` stream and the writer thread's queue.
@@ -194,7 +194,7 @@ class _FramesWriter:
                 continue
             request_id = f"req_{frng.getrandbits(64):016x}"
             trace, root = f"{frng.getrandbits(128):032x}", f"{frng.getrandbits(64):016x}"
-            t0 = self.now_ms - _WINDOW_MS - frng.randint(1, 30) * _DAY_MS
+            t0 = self.now_ms - WINDOW_MS - frng.randint(1, 30) * DAY_MS
             lines = [
                 {
                     "timestamp": t0,
@@ -212,7 +212,7 @@ class _FramesWriter:
                     "parentSpanId": root,
                     "name": "model.call",
                     "duration": 1_850,
-                    "model": _MODELS[0][0],
+                    "model": MODELS[0][0],
                 },
                 {
                     "timestamp": t0 + 2_000,

@@ -17,38 +17,38 @@ from random import Random
 from typing import Any
 
 from sessions_admin.store.demo.vocabulary import (
-    _ADVICE,
-    _AGENT_NAMES,
-    _ASK_REASONS,
-    _ASKS,
-    _DAY_MS,
-    _DETAILS,
-    _ENVS,
-    _ERRORS,
-    _FINDINGS,
-    _FIRST_NAMES,
-    _HOUR_MS,
-    _NAMESPACES,
-    _OPENERS,
-    _QUESTIONS,
-    _REGIONS,
-    _SERVICES,
-    _TABLES,
-    _TARGETS,
-    _TEAMS,
-    _TERMS,
-    _TOOL_DECKS,
-    _TOOL_ERROR_RATE,
-    _TOOL_OPS,
-    _WHENS,
+    ADVICE,
+    AGENT_NAMES,
+    ASK_REASONS,
+    ASKS,
+    DAY_MS,
+    DETAILS,
+    ENVS,
+    ERRORS,
+    FINDINGS,
+    FIRST_NAMES,
+    HOUR_MS,
+    NAMESPACES,
+    OPENERS,
+    QUESTIONS,
+    REGIONS,
+    SERVICES,
+    TABLES,
+    TARGETS,
+    TEAMS,
+    TERMS,
+    TOOL_DECKS,
+    TOOL_ERROR_RATE,
+    TOOL_OPS,
+    WHENS,
 )
 
 # Compact separators: the runtime writes JSON.stringify output. One encoder
 # instance: json.dumps with non-default arguments builds a new one per call.
-_json = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+compact_json = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
 
 
-class _Pools:
+class Pools:
     """Precomputed texts, JSON documents and timing distributions.
 
     Pool sizes are powers of two so the hot loop can index them with
@@ -64,7 +64,7 @@ class _Pools:
 
     def __init__(self, rng: Random) -> None:
         self.rng = rng
-        self.targets = [t for t, _ in _TARGETS]
+        self.targets = [t for t, _ in TARGETS]
         self.user_texts: list[list[str]] = []
         self.replies: list[list[str]] = []
         self.titles: dict[str, str] = {}
@@ -74,7 +74,7 @@ class _Pools:
             for text in texts:
                 self.titles[text] = _title_of(text)
             self.replies.append([self._reply(target) for _ in range(1 << self.REPLY_BITS)])
-        self.tools = {name: self._tool(name) for name in _TOOL_OPS}
+        self.tools = {name: self._tool(name) for name in TOOL_OPS}
         # Per target: a 16-slot deck of tools and one of tool_target values
         # (mostly the session's own target, sometimes a neighbour).
         # Deck entries are (name, args, results, asks-for-this-target) tuples:
@@ -84,9 +84,7 @@ class _Pools:
         for target in self.targets:
             deck = [
                 (tool.name, tool.args, tool.results, tool.asks[target])
-                for tool in (
-                    self.tools[n] for n, k in _TOOL_DECKS[target].items() for _ in range(k)
-                )
+                for tool in (self.tools[n] for n, k in TOOL_DECKS[target].items() for _ in range(k))
             ]
             assert len(deck) == 16, target
             self.tool_decks.append(deck)
@@ -126,40 +124,40 @@ class _Pools:
         return text
 
     def _user_text(self, target: str) -> str:
-        first = self.rng.choice(_OPENERS) + self._fill(self.rng.choice(_QUESTIONS[target]), target)
-        return self._sentences(first, _DETAILS, target, 50, 400)
+        first = self.rng.choice(OPENERS) + self._fill(self.rng.choice(QUESTIONS[target]), target)
+        return self._sentences(first, DETAILS, target, 50, 400)
 
     def _reply(self, target: str) -> str:
-        first = self._fill(self.rng.choice(_FINDINGS), target)
-        return self._sentences(first, _FINDINGS + _ADVICE + _ADVICE, target, 80, 400)
+        first = self._fill(self.rng.choice(FINDINGS), target)
+        return self._sentences(first, FINDINGS + ADVICE + ADVICE, target, 80, 400)
 
     def _think_gap(self) -> int:
         rng = self.rng
         if rng.random() < 0.07:
             # The user comes back later: an hour to four days, log-uniform.
-            return int(math.exp(rng.uniform(math.log(_HOUR_MS), math.log(4 * _DAY_MS))))
+            return int(math.exp(rng.uniform(math.log(HOUR_MS), math.log(4 * DAY_MS))))
         return max(2_000, min(1_800_000, int(rng.lognormvariate(math.log(45_000), 1.0))))
 
     # -- tools --------------------------------------------------------------
 
     def _tool(self, name: str) -> _Tool:
         rng = self.rng
-        ops = _TOOL_OPS[name]
+        ops = TOOL_OPS[name]
         args: list[tuple[str, str]] = []
         for _ in range(1 << self.ARGS_BITS):
             op = rng.choice(ops)
-            args.append((op, _json(self._tool_args(name, op))))
+            args.append((op, compact_json(self._tool_args(name, op))))
         results: list[tuple[str, str]] = []
         for _ in range(1 << self.RESULT_BITS):
-            if rng.random() < _TOOL_ERROR_RATE:
-                code, message = rng.choice(_ERRORS[name])
+            if rng.random() < TOOL_ERROR_RATE:
+                code, message = rng.choice(ERRORS[name])
                 result: dict[str, Any] = {"ok": False, "error": {"code": code, "message": message}}
                 content = f"{name} failed: {code}: {message}"
             else:
                 value, summary = self._tool_value(name)
                 result = {"ok": True, **value}
                 content = f"{name} ok: {summary}"
-            text = _json(result)
+            text = compact_json(result)
             # The content is what the model was shown: a summary line and the
             # start of the raw result.
             content += "\n" + (text if len(text) <= 300 else text[:299] + "…")
@@ -168,7 +166,7 @@ class _Pools:
         asks = {
             target: tuple(
                 self._fill(
-                    f"{rng.choice(_ASKS)} {rng.choice(_ASK_REASONS)}".replace("{tool}", name),
+                    f"{rng.choice(ASKS)} {rng.choice(ASK_REASONS)}".replace("{tool}", name),
                     target,
                 ).strip()
                 for _ in range(1 << self.ASK_BITS)
@@ -179,7 +177,7 @@ class _Pools:
 
     def _tool_args(self, name: str, op: str) -> dict[str, Any]:
         rng = self.rng
-        svc, ns = rng.choice(_SERVICES), rng.choice(_NAMESPACES)
+        svc, ns = rng.choice(SERVICES), rng.choice(NAMESPACES)
         if name == "registry.lookup":
             if op == "list":
                 return {"prefix": "actors/", "namespace": ns, "limit": 50}
@@ -199,7 +197,7 @@ class _Pools:
         if name == "fs.read":
             return {"path": f"/var/log/{svc}/current", "offset": 0, "limit": 4096}
         if name == "sql.query":
-            table = rng.choice(_TABLES)
+            table = rng.choice(TABLES)
             sql = f"SELECT day, count(*) AS n FROM {table} WHERE day >= ? GROUP BY day ORDER BY day"
             if op == "explain":
                 sql = "EXPLAIN QUERY PLAN " + sql
@@ -211,7 +209,7 @@ class _Pools:
         if name == "deploy.rollback":
             return {
                 "service": svc,
-                "env": rng.choice(_ENVS),
+                "env": rng.choice(ENVS),
                 "toVersion": f"v{rng.randint(1, 4)}.{rng.randint(0, 20)}.{rng.randint(0, 9)}",
                 "dryRun": op == "plan",
             }
@@ -229,7 +227,7 @@ class _Pools:
 
     def _tool_value(self, name: str) -> tuple[dict[str, Any], str]:
         rng = self.rng
-        svc = rng.choice(_SERVICES)
+        svc = rng.choice(SERVICES)
         if name == "registry.lookup":
             version = rng.randint(1, 60)
             return (
@@ -237,8 +235,8 @@ class _Pools:
                     "value": {
                         "key": f"actors/{svc}",
                         "version": version,
-                        "owner": f"team-{rng.choice(_TEAMS)}",
-                        "address": f"{svc}.{rng.choice(_NAMESPACES)}.svc:8080",
+                        "owner": f"team-{rng.choice(TEAMS)}",
+                        "address": f"{svc}.{rng.choice(NAMESPACES)}.svc:8080",
                     }
                 },
                 f"actors/{svc} at version {version}",
@@ -304,9 +302,9 @@ class _Pools:
             f"{name}": rng.choice(
                 (
                     f"#<list {rng.randint(0, 90)}>",
-                    f'"{rng.choice(_SERVICES)}"',
+                    f'"{rng.choice(SERVICES)}"',
                     str(rng.randint(0, 999)),
-                    f"#<actor {rng.choice(_SERVICES)}>",
+                    f"#<actor {rng.choice(SERVICES)}>",
                     "nil",
                     "#t",
                 )
@@ -319,12 +317,12 @@ class _Pools:
         history = [
             {
                 "in": f"({rng.choice(('lookup', 'count', 'map', 'filter', 'describe'))} "
-                f'"{rng.choice(_SERVICES)}")',
+                f'"{rng.choice(SERVICES)}")',
                 "out": rng.choice(("nil", "#t", f"{rng.randint(0, 500)}", "#<error timeout>")),
             }
             for _ in range(rng.randint(0, 12))
         ]
-        return _json({"version": 2, "ns": "user", "bindings": bindings, "history": history})
+        return compact_json({"version": 2, "ns": "user", "bindings": bindings, "history": history})
 
     def _snapshot(self, target: str) -> str:
         rng = self.rng
@@ -349,14 +347,14 @@ class _Pools:
 
         tree = node(target, 0)
         tree["version"] = f"{rng.randint(1, 4)}.{rng.randint(0, 20)}.{rng.randint(0, 9)}"
-        return _json(tree)
+        return compact_json(tree)
 
     def _custom_state(self) -> str:
         rng = self.rng
-        return _json(
+        return compact_json(
             {
-                "pinned": rng.sample(_SERVICES, rng.randint(0, 3)),
-                "notes": self._fill(rng.choice(_DETAILS)),
+                "pinned": rng.sample(SERVICES, rng.randint(0, 3)),
+                "notes": self._fill(rng.choice(DETAILS)),
                 "score": round(rng.random(), 3),
             }
         )
@@ -372,21 +370,21 @@ class _Slots(dict[str, object]):
     def __missing__(self, key: str) -> object:
         rng = self.rng
         makers: dict[str, Callable[[], object]] = {
-            "svc": lambda: rng.choice(_SERVICES),
-            "ns": lambda: rng.choice(_NAMESPACES),
-            "env": lambda: rng.choice(_ENVS),
-            "when": lambda: rng.choice(_WHENS),
+            "svc": lambda: rng.choice(SERVICES),
+            "ns": lambda: rng.choice(NAMESPACES),
+            "env": lambda: rng.choice(ENVS),
+            "when": lambda: rng.choice(WHENS),
             "ver": lambda: f"v{rng.randint(1, 4)}.{rng.randint(0, 20)}.{rng.randint(0, 9)}",
             "n": lambda: rng.randint(2, 97),
             "m": lambda: rng.randint(1, 40),
             "ticket": lambda: f"{rng.choice(('SUP', 'INC', 'OPS'))}-{rng.randint(1000, 9999)}",
-            "person": lambda: rng.choice(_FIRST_NAMES).capitalize(),
+            "person": lambda: rng.choice(FIRST_NAMES).capitalize(),
             "acct": lambda: f"acct_{rng.getrandbits(32):08x}",
             "inv": lambda: f"INV-{rng.randint(100000, 999999)}",
-            "table": lambda: rng.choice(_TABLES),
-            "region": lambda: rng.choice(_REGIONS),
-            "team": lambda: rng.choice(_TEAMS),
-            "term": lambda: rng.choice(_TERMS),
+            "table": lambda: rng.choice(TABLES),
+            "region": lambda: rng.choice(REGIONS),
+            "team": lambda: rng.choice(TEAMS),
+            "term": lambda: rng.choice(TERMS),
         }
         value = self[key] = makers[key]()
         return value
@@ -402,7 +400,7 @@ class _Tool:
 
 def _title_of(text: str) -> str:
     """Session title as the runtime derives it: the first user message, shortened."""
-    for opener in _OPENERS:
+    for opener in OPENERS:
         if opener and text.startswith(opener):
             text = text[len(opener) :]
             break
@@ -415,15 +413,16 @@ def _title_of(text: str) -> str:
     return text[: text.rfind(" ", 0, 70)].rstrip(",;:") + "…"
 
 
-def _weighted(items: Sequence[tuple[str, int]]) -> tuple[list[str], list[int]]:
+def weighted(items: Sequence[tuple[str, int]]) -> tuple[list[str], list[int]]:
+    """Names and cumulative weights, for ``random.choices(..., cum_weights=...)``."""
     return [name for name, _ in items], list(accumulate(w for _, w in items))
 
 
-def _principals(rng: Random) -> list[str]:
+def principals(rng: Random) -> list[str]:
     """A few hundred principals, most frequent first (callers pick with a skew)."""
-    users = [f"user:{n}" for n in _FIRST_NAMES]
-    users += [f"user:{n}.{c}" for n in _FIRST_NAMES for c in "kmrs"]
-    agents = [f"agent:{n}" for n in _AGENT_NAMES] + [f"agent:worker-{i:02d}" for i in range(1, 25)]
+    users = [f"user:{n}" for n in FIRST_NAMES]
+    users += [f"user:{n}.{c}" for n in FIRST_NAMES for c in "kmrs"]
+    agents = [f"agent:{n}" for n in AGENT_NAMES] + [f"agent:worker-{i:02d}" for i in range(1, 25)]
     everyone = users + agents
     rng.shuffle(everyone)
     return everyone

@@ -1,10 +1,10 @@
 """Session, message and state rows: the seeded generator and its bulk load.
 
-:class:`_Builder` draws every table row from one ``Random`` stream in a fixed
+:class:`Builder` draws every table row from one ``Random`` stream in a fixed
 order, buffers them, and flushes each chunk (sorted by ``ts``, so concurrent
 sessions interleave as in a live store) through multi-row INSERTs. It also
 appends the optional huge ``sess_big`` session. The activity-frame half of a
-build comes from :class:`~sessions_admin.store.demo.frames_writer._FramesWriter`.
+build comes from :class:`~sessions_admin.store.demo.frames_writer.FramesWriter`.
 """
 
 from __future__ import annotations
@@ -21,15 +21,15 @@ from random import Random
 from threading import Thread
 from typing import Any
 
-from sessions_admin.store.demo.frames_writer import FRAMES_DIRNAME, _FramesWriter
-from sessions_admin.store.demo.pools import _Pools, _principals, _weighted
+from sessions_admin.store.demo.frames_writer import FRAMES_DIRNAME, FramesWriter
+from sessions_admin.store.demo.pools import Pools, principals, weighted
 from sessions_admin.store.demo.vocabulary import (
-    _CUSTOM_STATE_KEYS,
-    _DAY_MS,
-    _MODELS,
-    _PROFILES,
-    _TARGETS,
-    _WINDOW_MS,
+    CUSTOM_STATE_KEYS,
+    DAY_MS,
+    MODELS,
+    PROFILES,
+    TARGETS,
+    WINDOW_MS,
 )
 
 #: Above this many sessions, frames are written for at most
@@ -93,7 +93,7 @@ _insert_state = _Inserter("session_state", _STATE_COLUMNS)
 _TS = itemgetter(13)  # position of ts in a message row
 
 
-class _Builder(_FramesWriter):
+class Builder(FramesWriter):
     """One build: generates rows in a fixed order from seeded generators and loads them.
 
     Holds the counters that end up in :class:`DemoSummary`. All table rows
@@ -123,15 +123,15 @@ class _Builder(_FramesWriter):
         # the pools do not shift when the generation code changes a little.
         self.rng = Random(f"sessions-admin-demo:{seed}:rows")
         self.frng = Random(f"sessions-admin-demo:{seed}:frames")
-        self.pools = _Pools(Random(f"sessions-admin-demo:{seed}:pools"))
-        self.principals = _principals(self.rng)
+        self.pools = Pools(Random(f"sessions-admin-demo:{seed}:pools"))
+        self.principals = principals(self.rng)
         n_frames = round(sessions * frames_fraction)
         if sessions > FRAMES_CAP_THRESHOLD:
             n_frames = min(n_frames, FRAMES_CAP_SESSIONS)
         self.frame_sessions = set(self.frng.sample(range(sessions), n_frames))
-        self._targets = _weighted(_TARGETS)
-        self._profiles = _weighted(_PROFILES)
-        self._models = _weighted(_MODELS)
+        self._targets = weighted(TARGETS)
+        self._profiles = weighted(PROFILES)
+        self._models = weighted(MODELS)
         self.messages = 0
         self.state_rows = 0
         self.frame_files = 0
@@ -214,7 +214,7 @@ class _Builder(_FramesWriter):
         if not empty and rng.random() < 0.85:
             rows.append((sid, "repl_state", p.repl_states[rng.getrandbits(8)], last))
         if rng.random() < 0.02:
-            key = _CUSTOM_STATE_KEYS[rng.getrandbits(2)]
+            key = CUSTOM_STATE_KEYS[rng.getrandbits(2)]
             rows.append((sid, key, p.custom_states[rng.getrandbits(6)], last))
         return rows
 
@@ -228,7 +228,7 @@ class _Builder(_FramesWriter):
         # that were alive at the same time (their messages interleave). More
         # sessions are recent than old.
         created_all = sorted(
-            now - int(_WINDOW_MS * rng.random() ** 1.6) - 1_000 for _ in range(self.n_sessions)
+            now - int(WINDOW_MS * rng.random() ** 1.6) - 1_000 for _ in range(self.n_sessions)
         )
         seen: set[str] = set()
         gaps = (self.pools.think_gaps, self.pools.model_gaps, self.pools.tool_gaps)
@@ -300,11 +300,11 @@ class _Builder(_FramesWriter):
         n = self.big
         p = self.pools
         ti = 0  # the busiest target
-        model = _MODELS[0][0]
+        model = MODELS[0][0]
         mean_gap = (sum(p.think_gaps) + 3 * sum(p.model_gaps) + sum(p.tool_gaps)) / (
             4 * len(p.think_gaps)
         )
-        scale = max(1, math.ceil(n * mean_gap / (30 * _DAY_MS)))
+        scale = max(1, math.ceil(n * mean_gap / (30 * DAY_MS)))
         gaps = (
             [max(1, g // scale) for g in p.think_gaps],
             [max(1, g // scale) for g in p.model_gaps],

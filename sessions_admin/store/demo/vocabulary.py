@@ -9,10 +9,12 @@ operations and failure modes. Nothing here draws a random number:
 
 from __future__ import annotations
 
+from sessions_admin.store import spec
+
 # The calendar: sessions are created in the 90 days before ``now_ms``.
-_DAY_MS = 86_400_000
-_HOUR_MS = 3_600_000
-_WINDOW_MS = 90 * _DAY_MS
+DAY_MS = 86_400_000
+HOUR_MS = 3_600_000
+WINDOW_MS = 90 * DAY_MS
 
 
 # --------------------------------------------------------------------------
@@ -20,7 +22,7 @@ _WINDOW_MS = 90 * _DAY_MS
 # --------------------------------------------------------------------------
 
 # (target_key, weight): a few targets get most of the traffic.
-_TARGETS: tuple[tuple[str, int], ...] = (
+TARGETS: tuple[tuple[str, int], ...] = (
     ("system.registry", 30),
     ("infra.deployer", 19),
     ("ops.pager", 14),
@@ -30,41 +32,45 @@ _TARGETS: tuple[tuple[str, int], ...] = (
     ("search.indexer", 6),
     ("auth.gateway", 3),
 )
-_PROFILES: tuple[tuple[str, int], ...] = (
-    ("default", 46),
-    ("explain", 17),
-    ("edit", 12),
-    ("propose", 10),
-    ("evaluate", 8),
-    ("monitor", 7),
+# Weights of the demo's sessions over the runtime's built-in profiles.
+PROFILE_WEIGHTS = {
+    "default": 46,
+    "explain": 17,
+    "edit": 12,
+    "propose": 10,
+    "evaluate": 8,
+    "monitor": 7,
+}
+PROFILES: tuple[tuple[str, int], ...] = tuple(
+    (name, PROFILE_WEIGHTS[name]) for name in spec.PROFILES
 )
-_MODELS: tuple[tuple[str, int], ...] = (
+MODELS: tuple[tuple[str, int], ...] = (
     ("claude-sonnet-4-5", 62),
     ("claude-haiku-4-5", 21),
     ("claude-opus-4-1", 12),
     ("claude-sonnet-4", 5),
 )
 # fmt: off
-_FIRST_NAMES = (
+FIRST_NAMES = (
     "alice", "bob", "carol", "dave", "erin", "frank", "grace", "heidi", "ivan", "judy",
     "mallory", "niaj", "olivia", "peggy", "rupert", "sybil", "trent", "victor", "walter",
     "yasmin", "zoe", "aaron", "bianca", "chen", "diego", "elif", "farah", "gus", "hana", "igor",
     "jun", "kofi", "lena", "mateo", "nadia", "omar", "priya", "quinn", "rosa", "sami", "tara",
     "uma", "vik", "wen", "xavier", "yuki", "zane", "amara", "bjorn",
 )
-_AGENT_NAMES = (
+AGENT_NAMES = (
     "scheduler", "triage", "nightly-report", "oncall-bot", "deploy-watcher", "billing-recon",
     "inbox-sorter", "index-warden", "cost-guard", "sla-monitor", "backup-checker",
     "release-notes",
 )
-_SERVICES = (
+SERVICES = (
     "checkout", "payments", "notifier", "image-resizer", "geo-lookup", "session-broker",
     "feature-flags", "report-builder", "mailer", "ledger-sync", "invoice-render", "catalog",
 )
 # fmt: on
-_NAMESPACES = ("prod", "staging", "eu-west", "us-east", "internal", "sandbox")
-_ENVS = ("production", "staging", "the canary ring", "eu-west-1", "us-east-2")
-_WHENS = (
+NAMESPACES = ("prod", "staging", "eu-west", "us-east", "internal", "sandbox")
+ENVS = ("production", "staging", "the canary ring", "eu-west-1", "us-east-2")
+WHENS = (
     "since this morning",
     "after the 14:00 deploy",
     "overnight",
@@ -73,12 +79,12 @@ _WHENS = (
     "intermittently this week",
     "right after the migration",
 )
-_TABLES = ("orders_daily", "events_raw", "customers", "invoices", "page_views", "refunds")
-_REGIONS = ("eu-west-1", "us-east-2", "ap-south-1", "São Paulo", "Zürich")
-_TEAMS = ("payments", "growth", "platform", "support", "data", "search", "identity")
-_TERMS = ("invoice pdf", "reset password", "refund policy", "api limits", "café menu")
+TABLES = ("orders_daily", "events_raw", "customers", "invoices", "page_views", "refunds")
+REGIONS = ("eu-west-1", "us-east-2", "ap-south-1", "São Paulo", "Zürich")
+TEAMS = ("payments", "growth", "platform", "support", "data", "search", "identity")
+TERMS = ("invoice pdf", "reset password", "refund policy", "api limits", "café menu")
 
-_QUESTIONS: dict[str, tuple[str, ...]] = {
+QUESTIONS: dict[str, tuple[str, ...]] = {
     "system.registry": (
         "Why does the registry still list {svc} in {ns}? I thought we removed it {when}.",
         "Can you look up who owns actor {svc} and when it was last updated?",
@@ -137,8 +143,8 @@ _QUESTIONS: dict[str, tuple[str, ...]] = {
         "List the clients that still use the deprecated password grant.",
     ),
 }
-_OPENERS = ("", "", "", "", "Hi! ", "Quick question: ", "Morning. ", "Follow-up: ", "@agent ")
-_DETAILS = (
+OPENERS = ("", "", "", "", "Hi! ", "Quick question: ", "Morning. ", "Follow-up: ", "@agent ")
+DETAILS = (
     "It started {when}.",
     "This is blocking the {team} team.",
     "I already tried restarting {svc}; no change.",
@@ -153,7 +159,7 @@ _DETAILS = (
     "It's not urgent but it keeps coming back — could we find the root cause?",
     "The customer is in {region}, if that matters.",
 )
-_FINDINGS = (
+FINDINGS = (
     "I checked {target} and found {n} entries matching {svc}; {m} of them look stale.",
     "The lookup shows {svc} was last updated {when} by {person}.",
     "Nothing in {target} looks wrong for {svc}: version {ver}, healthy, no pending changes.",
@@ -163,7 +169,7 @@ _FINDINGS = (
     "{n} of the last {m} requests to {svc} failed with 503, all from {region}.",
     "The query returned {n} rows; the gap starts at 02:00 UTC, when the {table} load ran.",
 )
-_ADVICE = (
+ADVICE = (
     "I suggest removing the stale entries; want me to prepare that?",
     "Next step: confirm with {person} before changing anything in {env}.",
     "I can open a ticket with these details if you like.",
@@ -172,7 +178,7 @@ _ADVICE = (
     "If it happens again, check the {svc} dashboard first.",
     "I have not changed anything; all of the above was read-only.",
 )
-_ASKS = (
+ASKS = (
     "Let me check that with {tool}.",
     "I'll call {tool} to see the current state of {svc}.",
     "First, {tool} on {svc} to confirm.",
@@ -180,7 +186,7 @@ _ASKS = (
     "To be sure, I'll look at {svc} in {target} via {tool}.",
     "Before answering I want fresh data, so: {tool}.",
 )
-_ASK_REASONS = (
+ASK_REASONS = (
     "I want the current numbers before suggesting anything.",
     "That tells us whether the problem is upstream or in {svc} itself.",
     "If this comes back clean we can rule out {target}.",
@@ -191,7 +197,7 @@ _ASK_REASONS = (
 
 # Which tools an agent uses against each target: 16-slot decks so a
 # ``getrandbits(4)`` picks a tool with the right skew.
-_TOOL_DECKS: dict[str, dict[str, int]] = {
+TOOL_DECKS: dict[str, dict[str, int]] = {
     "system.registry": {
         "registry.lookup": 7,
         "actor.introspect": 3,
@@ -234,7 +240,7 @@ _TOOL_DECKS: dict[str, dict[str, int]] = {
     },
     "auth.gateway": {"http.get": 5, "logs.search": 5, "registry.lookup": 3, "fs.read": 3},
 }
-_TOOL_OPS: dict[str, tuple[str, ...]] = {
+TOOL_OPS: dict[str, tuple[str, ...]] = {
     "registry.lookup": ("lookup", "list", "describe"),
     "actor.introspect": ("$introspect",),
     "http.get": ("get",),
@@ -245,7 +251,7 @@ _TOOL_OPS: dict[str, tuple[str, ...]] = {
     "pager.ack": ("ack", "list"),
     "ledger.query": ("balance", "entries"),
 }
-_ERRORS: dict[str, tuple[tuple[str, str], ...]] = {
+ERRORS: dict[str, tuple[tuple[str, str], ...]] = {
     "registry.lookup": (("ENOTFOUND", "no entry for key"), ("ETIMEDOUT", "registry timed out")),
     "actor.introspect": (("EACTORDOWN", "actor is not running"),),
     "http.get": (
@@ -266,5 +272,5 @@ _ERRORS: dict[str, tuple[tuple[str, str], ...]] = {
     "pager.ack": (("ENOTFOUND", "incident not found"),),
     "ledger.query": (("EPERM", "account is restricted"),),
 }
-_TOOL_ERROR_RATE = 0.08
-_CUSTOM_STATE_KEYS = ("ui.layout", "plan", "scratch.notes", "eval.scores")
+TOOL_ERROR_RATE = 0.08
+CUSTOM_STATE_KEYS = ("ui.layout", "plan", "scratch.notes", "eval.scores")

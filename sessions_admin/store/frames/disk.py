@@ -16,9 +16,9 @@ from pathlib import Path
 
 from sessions_admin.store.frames.paths import (
     FramesRefused,
-    _id_problem,
-    _lstat_or_none,
-    _session_dir_str,
+    id_problem,
+    lstat_or_none,
+    session_dir_str,
 )
 
 # --- Tunables ------------------------------------------------------------------------
@@ -131,7 +131,7 @@ def _tree_usage(path: str) -> tuple[int, int, float] | None:
     nested directories (walked iteratively, no recursion limit) are counted so the size
     shown for a directory is what removing it frees.
     """
-    st = _lstat_or_none(path)
+    st = lstat_or_none(path)
     if st is None:
         return None
     if not stat.S_ISDIR(st.st_mode):  # includes symlinks: lstat does not follow them
@@ -159,12 +159,12 @@ def _tree_usage(path: str) -> tuple[int, int, float] | None:
 
 def dir_usage(root: Path, session_id: str) -> tuple[int, int] | None:
     """(bytes, files) of a session's frame directory, or None if it does not exist."""
-    usage = _tree_usage(_session_dir_str(root, session_id))
+    usage = _tree_usage(session_dir_str(root, session_id))
     return None if usage is None else (usage[0], usage[1])
 
 
 def _valid_dir_name(name: str) -> bool:
-    return _id_problem(name, "session id") is None
+    return id_problem(name, "session id") is None
 
 
 def scan_frame_dirs(root: Path, known_session_ids: Callable[[list[str]], set[str]]) -> OrphanReport:
@@ -255,7 +255,7 @@ def remove_session_dir(root: Path, session_id: str) -> RemovedDir:
     delete the session row first so the runtime stops writing. A file created concurrently
     can make the removal fail with :class:`OSError` (ENOTEMPTY); calling again finishes.
     """
-    path = _session_dir_str(root, session_id)
+    path = session_dir_str(root, session_id)
     usage = _tree_usage(path)
     if usage is None:
         return RemovedDir(0, 0, existed=False)

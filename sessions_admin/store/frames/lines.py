@@ -146,7 +146,8 @@ def _parse_ts(value: object) -> int | None:
     return ms if _MIN_TS_MS <= ms <= _MAX_TS_MS else None
 
 
-def _first_ts(data: dict) -> int | None:
+def first_ts(data: dict) -> int | None:
+    """The frame's time in epoch ms, from the first well-known time key that parses."""
     for key in _TS_KEYS:
         if key in data:
             ms = _parse_ts(data[key])
@@ -254,15 +255,16 @@ def _pretty(data: dict) -> tuple[str, bool]:
     return text, False
 
 
-def _decode_preview(content: bytes, limit: int = RAW_PREVIEW_BYTES) -> tuple[str, bool]:
+def decode_preview(content: bytes, limit: int = RAW_PREVIEW_BYTES) -> tuple[str, bool]:
+    """The head of a line as text (bad UTF-8 replaced), and whether it was cut."""
     return content[:limit].decode("utf-8", "replace"), len(content) > limit
 
 
-def _frame(content: bytes, offset: int, length: int, number: int | None) -> FrameLine:
+def parse_frame(content: bytes, offset: int, length: int, number: int | None) -> FrameLine:
     """Interpret one complete line (without its ``\\n``; ``length`` is the full length)."""
     if content.endswith(b"\r"):  # tolerate CRLF writers
         content = content[:-1]
-    raw, truncated = _decode_preview(content)
+    raw, truncated = decode_preview(content)
 
     def damaged(reason: str) -> FrameLine:
         return FrameLine(
@@ -298,7 +300,7 @@ def _frame(content: bytes, offset: int, length: int, number: int | None) -> Fram
         error=None,
         raw=raw,
         truncated=truncated,
-        ts_ms=_first_ts(data),
+        ts_ms=first_ts(data),
         kind=kind,
         trace_id=_first_id(data, _TRACE_KEYS),
         span_id=_first_id(data, _SPAN_KEYS),
@@ -311,8 +313,9 @@ def _frame(content: bytes, offset: int, length: int, number: int | None) -> Fram
     )
 
 
-def _too_long(head: bytes, offset: int, length: int, number: int | None) -> FrameLine:
-    raw, _ = _decode_preview(head)
+def too_long_frame(head: bytes, offset: int, length: int, number: int | None) -> FrameLine:
+    """A line over the read limit: shown damaged, with only its head."""
+    raw, _ = decode_preview(head)
     return FrameLine(
         offset=offset,
         length=length,

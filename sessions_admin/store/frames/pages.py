@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
-from sessions_admin.store.frames.lines import FrameLine, _decode_preview, _frame, _too_long
-from sessions_admin.store.frames.paths import _open_regular
+from sessions_admin.store.frames.lines import FrameLine, decode_preview, parse_frame, too_long_frame
+from sessions_admin.store.frames.paths import open_regular
 
 # --- Tunables ------------------------------------------------------------------------
 
@@ -285,7 +285,7 @@ def read_page(
     max_page_bytes = max(1, int(max_page_bytes))
     flt = _Filter(kind, q)
 
-    fd = _open_regular(path)
+    fd = open_regular(path)
     with os.fdopen(fd, "rb", buffering=0) as f:
         st = os.fstat(f.fileno())
         size, mtime = st.st_size, st.st_mtime
@@ -376,12 +376,12 @@ def read_page(
                         pending = PendingLine(
                             line_start,
                             rd.size - line_start,
-                            _decode_preview(head, PENDING_PREVIEW_BYTES)[0],
+                            decode_preview(head, PENDING_PREVIEW_BYTES)[0],
                         )
                         break
                     length = end - line_start
                     if flt.too_long_ok(head):
-                        frames.append(_too_long(head, line_start, length, number))
+                        frames.append(too_long_frame(head, line_start, length, number))
                         page_bytes += min(length, max_line_bytes)
                     number = None if number is None else number + 1
                     search_from = rd.i
@@ -392,7 +392,7 @@ def read_page(
                         pending = PendingLine(
                             rd.pos,
                             rd.end - rd.i,
-                            _decode_preview(
+                            decode_preview(
                                 rd.take(rd.i, rd.i + PENDING_PREVIEW_BYTES),
                                 PENDING_PREVIEW_BYTES,
                             )[0],
@@ -407,13 +407,13 @@ def read_page(
                 head = rd.take(rd.i, rd.i + max_line_bytes)
                 rd.i = nl + 1
                 if flt.too_long_ok(head):
-                    frames.append(_too_long(head, line_start, length, number))
+                    frames.append(too_long_frame(head, line_start, length, number))
                     page_bytes += max_line_bytes
             else:
                 content = rd.take(rd.i, nl)
                 rd.i = nl + 1
                 if content.strip() and (not flt.active or flt.raw_ok(content)):
-                    frame = _frame(content, line_start, length, number)
+                    frame = parse_frame(content, line_start, length, number)
                     if flt.frame_ok(frame):
                         frames.append(frame)
                         page_bytes += length
@@ -431,7 +431,7 @@ def read_page(
                     pending = PendingLine(
                         rd.pos,
                         rd.size - rd.pos,
-                        _decode_preview(tail_bytes, PENDING_PREVIEW_BYTES)[0],
+                        decode_preview(tail_bytes, PENDING_PREVIEW_BYTES)[0],
                     )
                 eof = True
             else:

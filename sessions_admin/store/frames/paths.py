@@ -49,7 +49,7 @@ class FramesNotFound(FramesError):
 # --- Confinement ---------------------------------------------------------------------
 
 
-def _id_problem(value: object, what: str) -> str | None:
+def id_problem(value: object, what: str) -> str | None:
     """Why ``value`` is not acceptable as a single path component, or None if it is."""
     if not isinstance(value, str):
         return f"The {what} must be text."
@@ -75,14 +75,15 @@ def _id_problem(value: object, what: str) -> str | None:
 
 
 def _check_id(value: object, what: str) -> str:
-    problem = _id_problem(value, what)
+    problem = id_problem(value, what)
     if problem is not None:
         raise FramesRefused(problem)
     assert isinstance(value, str)
     return value
 
 
-def _lstat_or_none(path: str) -> os.stat_result | None:
+def lstat_or_none(path: str) -> os.stat_result | None:
+    """``os.lstat`` (never following a symlink), or None when nothing is there."""
     try:
         return os.lstat(path)
     except (FileNotFoundError, NotADirectoryError):
@@ -96,11 +97,12 @@ def _strictly_inside(real_root: str, real_path: str) -> bool:
         return False
 
 
-def _session_dir_str(root: Path | str, session_id: str) -> str:
+def session_dir_str(root: Path | str, session_id: str) -> str:
+    """The session's directory under the root as a string, refused unless plainly inside."""
     _check_id(session_id, "session id")
     real_root = os.path.realpath(os.fspath(root))
     candidate = os.path.join(real_root, session_id)
-    st = _lstat_or_none(candidate)
+    st = lstat_or_none(candidate)
     if st is not None:
         if stat.S_ISLNK(st.st_mode):
             raise FramesRefused(
@@ -122,20 +124,20 @@ def session_dir(root: Path, session_id: str) -> Path:
     directory that is a symlink (wherever it points) or not a directory, or for a path
     that would resolve outside the root.
     """
-    return Path(_session_dir_str(root, session_id))
+    return Path(session_dir_str(root, session_id))
 
 
 def _request_name(request_id: str) -> str:
     return f"{_REQUEST_PREFIX}{request_id}{_REQUEST_SUFFIX}"
 
 
-def _request_id_from_name(name: str) -> str | None:
+def request_id_from_name(name: str) -> str | None:
     """The request id encoded in a file name, or None if the name is not one of ours."""
     if not (name.startswith(_REQUEST_PREFIX) and name.endswith(_REQUEST_SUFFIX)):
         return None
     request_id = name[len(_REQUEST_PREFIX) : -len(_REQUEST_SUFFIX)]
     # Only list what request_file() would accept, so every listed id can be opened.
-    if len(name) < len(_REQUEST_PREFIX) + len(_REQUEST_SUFFIX) or _id_problem(
+    if len(name) < len(_REQUEST_PREFIX) + len(_REQUEST_SUFFIX) or id_problem(
         request_id, "request id"
     ):
         return None
@@ -148,13 +150,13 @@ def request_file(root: Path, session_id: str, request_id: str) -> Path:
     Raises :class:`FramesRefused` as :func:`session_dir` does, and when the file is a
     symlink or not a regular file; :class:`FramesNotFound` when it does not exist.
     """
-    directory = _session_dir_str(root, session_id)
+    directory = session_dir_str(root, session_id)
     _check_id(request_id, "request id")
     name = _request_name(request_id)
     if len(name.encode("utf-8")) > _NAME_MAX_BYTES:
         raise FramesRefused("The request id is too long.")
     path = os.path.join(directory, name)
-    st = _lstat_or_none(path)
+    st = lstat_or_none(path)
     if st is None:
         raise FramesNotFound("No activity-frame file for this request.")
     if stat.S_ISLNK(st.st_mode):
@@ -166,7 +168,7 @@ def request_file(root: Path, session_id: str, request_id: str) -> Path:
     return Path(path)
 
 
-def _open_regular(path: Path | str) -> int:
+def open_regular(path: Path | str) -> int:
     """Open a regular file for reading without following a symlink in the last component.
 
     This closes the gap between :func:`request_file`'s lstat check and the open: if the
@@ -174,7 +176,7 @@ def _open_regular(path: Path | str) -> int:
     """
     p = os.fspath(path)
     if not _O_NOFOLLOW:  # no kernel support (Windows): fall back to a racy lstat check
-        st = _lstat_or_none(p)
+        st = lstat_or_none(p)
         if st is not None and stat.S_ISLNK(st.st_mode):
             raise FramesRefused("The activity-frame file is a symbolic link.")
     flags = os.O_RDONLY | _O_BINARY | _O_CLOEXEC | _O_NOFOLLOW | _O_NONBLOCK
@@ -204,7 +206,7 @@ def _open_dir_nofollow(path: str) -> int | None:
     try:
         return os.open(path, os.O_RDONLY | _O_DIRECTORY | _O_NOFOLLOW | _O_CLOEXEC)
     except (FileNotFoundError, NotADirectoryError):
-        st = _lstat_or_none(path)
+        st = lstat_or_none(path)
         if st is not None and stat.S_ISLNK(st.st_mode):
             raise FramesRefused("The session's frame directory is a symbolic link.") from None
         if st is not None:
@@ -216,7 +218,7 @@ def _open_dir_nofollow(path: str) -> int | None:
         raise
 
 
-def _list_entries(path: str) -> list[tuple[str, bool, bool, os.stat_result | None]] | None:
+def list_entries(path: str) -> list[tuple[str, bool, bool, os.stat_result | None]] | None:
     """(name, is_symlink, is_regular_file, lstat) for a directory's entries, or None if
     the directory does not exist. Uses an O_NOFOLLOW fd where the platform allows, so the
     directory cannot be swapped for a symlink between the check and the listing."""
@@ -227,7 +229,7 @@ def _list_entries(path: str) -> list[tuple[str, bool, bool, os.stat_result | Non
             return None
         target: int | str = fd
     else:
-        st = _lstat_or_none(path)
+        st = lstat_or_none(path)
         if st is None:
             return None
         if stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode):

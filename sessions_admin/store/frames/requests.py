@@ -11,13 +11,13 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from sessions_admin.store.frames.lines import _first_ts
+from sessions_admin.store.frames.lines import first_ts
 from sessions_admin.store.frames.paths import (
     FramesError,
-    _list_entries,
-    _open_regular,
-    _request_id_from_name,
-    _session_dir_str,
+    list_entries,
+    open_regular,
+    request_id_from_name,
+    session_dir_str,
 )
 
 # --- Tunables ------------------------------------------------------------------------
@@ -50,7 +50,7 @@ def _ts_of_line(line: bytes) -> int | None:
         data = json.loads(line.decode("utf-8"))
     except (ValueError, RecursionError):
         return None
-    return _first_ts(data) if isinstance(data, dict) else None
+    return first_ts(data) if isinstance(data, dict) else None
 
 
 def _peek_ts(path: str) -> tuple[int | None, int | None]:
@@ -61,7 +61,7 @@ def _peek_ts(path: str) -> tuple[int | None, int | None]:
     window that has one is used; a line longer than the window gives None.
     """
     try:
-        fd = _open_regular(path)
+        fd = open_regular(path)
     except (FramesError, OSError):
         return None, None
     with os.fdopen(fd, "rb", buffering=0) as f:
@@ -102,15 +102,15 @@ def list_requests(root: Path, session_id: str) -> list[RequestFile]:
     :func:`request_file` would refuse are ignored. Ordered by first frame timestamp,
     falling back to mtime for files without one, then by name.
     """
-    directory = _session_dir_str(root, session_id)
-    entries = _list_entries(directory)
+    directory = session_dir_str(root, session_id)
+    entries = list_entries(directory)
     if not entries:
         return []
     found: list[RequestFile] = []
     for name, is_link, is_file, st in entries:
         if is_link or not is_file or st is None:
             continue
-        request_id = _request_id_from_name(name)
+        request_id = request_id_from_name(name)
         if request_id is None:
             continue
         first, last = _peek_ts(os.path.join(directory, name))

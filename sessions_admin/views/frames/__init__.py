@@ -26,23 +26,5 @@ Layout: a module per screen, plus what they share.
   escaped HTML (the pages' hot loops).
 * :mod:`~sessions_admin.views.frames.common`: query parameters, problem pages, request URLs.
 
-Importing this package imports the screens, which runs their ``@register``; the tunables
-(page sizes, budgets) live in, and are patched on, the module that uses them.
+The tunables (page sizes, budgets) live in, and are patched on, the module that uses them.
 """
-
-from __future__ import annotations
-
-# The session subpages register themselves with the router on import.
-from sessions_admin.views.frames import orphans, request_frames, session_requests
-from sessions_admin.views.frames.orphans import orphans_page
-from sessions_admin.views.frames.request_frames import request_page
-from sessions_admin.views.frames.session_requests import requests_page
-
-__all__ = [
-    "orphans",
-    "orphans_page",
-    "request_frames",
-    "request_page",
-    "requests_page",
-    "session_requests",
-]

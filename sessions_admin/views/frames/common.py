@@ -19,19 +19,20 @@ from sessions_admin import params
 from sessions_admin.ids import session_url
 from sessions_admin.params import BadParameter
 from sessions_admin.store import frames as store
+from sessions_admin.views.responses import render_banner
 
 REQUEST_TEMPLATE = "sessions_admin/frames_request.html"
 MAX_PARAM_CHARS = 1000
 
 
 class BadParam(BadParameter):
-    pass
+    """A query parameter the frames pages refuse (a 400 saying why)."""
 
 
 # --- Problems: refused, missing, unreadable ---------------------------------------------
 
 
-def _problem(
+def problem_page(
     request: HttpRequest, status: int, title: str, message: str, back: tuple[str, str] | None = None
 ) -> HttpResponse:
     """A page (or, for htmx, a banner in ``#flash``) that says what went wrong.
@@ -43,19 +44,16 @@ def _problem(
     if back:
         context["back_url"], context["back_label"] = back
     if getattr(request, "htmx", False):
-        response = render(request, f"{REQUEST_TEMPLATE}#problem", context, status=status)
-        # Not into the table the poll or link targets: into the page's flash area.
-        response["HX-Retarget"] = "#flash"
-        response["HX-Reswap"] = "innerHTML"
-        return response
+        return render_banner(request, f"{REQUEST_TEMPLATE}#problem", context, status=status)
     return render(request, "sessions_admin/http_error.html", context, status=status)
 
 
-def _frames_problem(
+def frames_problem(
     request: HttpRequest, exc: Exception, back: tuple[str, str] | None = None
 ) -> HttpResponse:
+    """The page for what the frames store refused or could not read."""
     if isinstance(exc, store.FramesRefused):
-        return _problem(
+        return problem_page(
             request,
             400,
             "Refused",
@@ -63,30 +61,33 @@ def _frames_problem(
             back,
         )
     if isinstance(exc, store.FramesNotFound):
-        return _problem(request, 404, "Not found", str(exc), back)
+        return problem_page(request, 404, "Not found", str(exc), back)
     if isinstance(exc, OSError):
         reason = exc.strerror or str(exc)
-        return _problem(
+        return problem_page(
             request, 503, "Cannot read the frames", f"The frames could not be read: {reason}.", back
         )
-    return _problem(request, 400, "Refused", str(exc), back)
+    return problem_page(request, 400, "Refused", str(exc), back)
 
 
-_FRAMES_ERRORS = (store.FramesError, OSError)
+FRAMES_ERRORS = (store.FramesError, OSError)
 
 
 # --- Parameters ---------------------------------------------------------------------------
 
 
-def _text(request: HttpRequest, name: str) -> str | None:
+def text_param(request: HttpRequest, name: str) -> str | None:
+    """A free-text parameter, stripped (None when empty), refused when too long."""
     return params.text(request.GET, name, max_chars=MAX_PARAM_CHARS)
 
 
-def _whole(request: HttpRequest, name: str, what: str) -> int | None:
+def whole_param(request: HttpRequest, name: str, what: str) -> int | None:
+    """A whole-number parameter (None when absent), refused with a 400 naming it."""
     return params.whole(request.GET, name, what=what)
 
 
-def _seconds(request: HttpRequest, name: str) -> float | None:
+def seconds_param(request: HttpRequest, name: str) -> float | None:
+    """A float parameter (seconds), or None for anything that is not a sane number."""
     raw = request.GET.get(name, "").strip()
     try:
         value = float(raw) if raw and len(raw) < 32 else None
@@ -105,10 +106,10 @@ class FrameQuery:
     @classmethod
     def from_request(cls, request: HttpRequest) -> FrameQuery:
         return cls(
-            kind=_text(request, "kind"),
-            q=_text(request, "q"),
-            trace=_text(request, "trace"),
-            span=_text(request, "span"),
+            kind=text_param(request, "kind"),
+            q=text_param(request, "q"),
+            trace=text_param(request, "trace"),
+            span=text_param(request, "span"),
         )
 
     @property
@@ -141,5 +142,6 @@ class FrameQuery:
 # --- URLs ---------------------------------------------------------------------------------
 
 
-def _request_url(session_id: str, request_id: str, **query: Any) -> str:
+def request_url(session_id: str, request_id: str, **query: Any) -> str:
+    """The URL of one request's frames page."""
     return session_url(session_id, f"frames/{quote(request_id, safe='')}", **query)

@@ -12,18 +12,18 @@ import time
 from typing import Any
 
 from django.contrib import messages
-from django.core.exceptions import PermissionDenied
-from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
-from django.views.decorators.http import require_http_methods
+from django.views.decorators.http import require_http_methods, require_POST
 
 from sessions_admin.access import DELETE_SESSIONS, staff_view
 from sessions_admin.ids import session_url
 from sessions_admin.store import deletion, queries
 from sessions_admin.store.connection import is_read_only
 from sessions_admin.templatetags.sessions_admin import filesize, short_id
-from sessions_admin.views.frames.common import _FRAMES_ERRORS, _frames_problem
+from sessions_admin.views.frames.common import FRAMES_ERRORS, frames_problem
+from sessions_admin.views.responses import HttpResponseSeeOther
 
 ORPHANS_TEMPLATE = "sessions_admin/frames_orphans.html"
 
@@ -32,10 +32,6 @@ ORPHANS_TEMPLATE = "sessions_admin/frames_orphans.html"
 ORPHANS_SHOWN = 300
 #: Sessions checked for a missing frames directory ("for information").
 RECENT_SESSIONS_CHECKED = 50
-
-
-class HttpResponseSeeOther(HttpResponseRedirect):
-    status_code = 303
 
 
 # --- Orphans ------------------------------------------------------------------------------
@@ -67,17 +63,18 @@ def _orphans_context() -> dict[str, Any]:
 @staff_view()
 def orphans_page(request: HttpRequest) -> HttpResponse:
     if request.method == "POST":
-        return _remove_orphans(request)
+        return remove_orphans(request)
     try:
         context = _orphans_context()
-    except _FRAMES_ERRORS as exc:
-        return _frames_problem(request, exc)
+    except FRAMES_ERRORS as exc:
+        return frames_problem(request, exc)
     return render(request, ORPHANS_TEMPLATE, context)
 
 
-def _remove_orphans(request: HttpRequest) -> HttpResponse:
-    if not request.user.has_perm(DELETE_SESSIONS):
-        raise PermissionDenied(f"You need the permission {DELETE_SESSIONS!r}.")
+@require_POST
+@staff_view(DELETE_SESSIONS)
+def remove_orphans(request: HttpRequest) -> HttpResponse:
+    """The orphans page's form (same URL): removal needs the delete permission."""
     back = reverse("frames_orphans")
     every = request.POST.get("all") == "1"
     selected = [sid for sid in request.POST.getlist("session_id") if sid != ""]

@@ -14,11 +14,12 @@ from dataclasses import dataclass, field
 from django.utils import timezone
 from django.utils.safestring import SafeString, mark_safe
 
+from sessions_admin.humanize import clock_ms, exact_time, signed_duration
 from sessions_admin.ids import session_url
 from sessions_admin.store import frames as store
 from sessions_admin.store.timeutil import from_epoch_ms
 from sessions_admin.templatetags.sessions_admin import duration_ms, filesize, short_id
-from sessions_admin.views.frames.common import _request_url
+from sessions_admin.views.frames.common import request_url
 
 #: Timeline: most bars drawn, and the drawing's size in SVG user units.
 TIMELINE_MAX_BARS = 80
@@ -40,9 +41,7 @@ def _clock(ts_ms: int | None) -> tuple[str, str, str] | None:
     if moment is None:
         return None
     local = timezone.localtime(moment)
-    clock = local.strftime("%H:%M:%S.") + f"{local.microsecond // 1000:03d}"
-    exact = f"{local.strftime('%Y-%m-%d')} {clock} {local.tzname()}"
-    return moment.isoformat(), clock, exact
+    return moment.isoformat(), clock_ms(local), exact_time(local)
 
 
 _FAILED = frozenset({"error", "failed", "failure", "fail"})
@@ -178,7 +177,7 @@ def _row_html(row: FrameRow) -> SafeString:
     )
 
 
-def _rows(
+def frame_rows(
     session_id: str,
     request_id: str,
     page_frames: list[store.FrameLine],
@@ -197,7 +196,7 @@ def _rows(
             failed=frame.ok and _failed(frame),
         )
         if frame.trace_id:
-            row.trace_frames_url = _request_url(session_id, request_id, trace=frame.trace_id)
+            row.trace_frames_url = request_url(session_id, request_id, trace=frame.trace_id)
             if has_session:
                 row.messages_url = session_url(session_id, trace=frame.trace_id)
         if frame.span_id and has_session:
@@ -263,16 +262,11 @@ class Timeline:
 def _span_label(frame: store.FrameLine, ms: float | None) -> str:
     parts = [p for p in (frame.kind, frame.name) if p]
     if ms is not None:
-        parts.append(_ms_text(ms))
+        parts.append(signed_duration(ms))
     return " · ".join(parts) or "frame"
 
 
-def _ms_text(ms: float) -> str:
-    # Like the duration_ms filter ("3 min 4 s", "443 h 16 min"), never "26596.7 min".
-    return ("-" if ms < 0 else "") + duration_ms(abs(ms))
-
-
-def _timeline(page_frames: list[store.FrameLine]) -> Timeline | None:
+def timeline_of(page_frames: list[store.FrameLine]) -> Timeline | None:
     spans: list[tuple[float, float, store.FrameLine]] = []
     events: list[tuple[float, store.FrameLine]] = []
     open_spans: dict[str, store.FrameLine] = {}
@@ -317,7 +311,9 @@ def _timeline(page_frames: list[store.FrameLine]) -> Timeline | None:
         duration_ms=t1 - t0,
     )
     for fraction in (0, 0.25, 0.5, 0.75, 1):
-        line.axis.append((round(pad + fraction * inner, 2), "+" + _ms_text(fraction * total)))
+        line.axis.append(
+            (round(pad + fraction * inner, 2), "+" + signed_duration(fraction * total))
+        )
     for t, frame in events:
         line.ticks.append(
             Bar(

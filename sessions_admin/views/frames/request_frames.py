@@ -17,23 +17,23 @@ from django.shortcuts import render
 from django.views.decorators.http import require_safe
 from django.views.decorators.vary import vary_on_headers
 
+from sessions_admin.access import staff_view
 from sessions_admin.ids import session_url
 from sessions_admin.params import BadParameter
 from sessions_admin.store import frames as store
 from sessions_admin.store import queries
 from sessions_admin.store.connection import frames_root
 from sessions_admin.views.frames.common import (
-    _FRAMES_ERRORS,
+    FRAMES_ERRORS,
     REQUEST_TEMPLATE,
     FrameQuery,
-    _frames_problem,
-    _problem,
-    _request_url,
-    _seconds,
-    _whole,
+    frames_problem,
+    problem_page,
+    request_url,
+    seconds_param,
+    whole_param,
 )
-from sessions_admin.views.frames.render import _rows, _timeline
-from sessions_admin.views.routing import register
+from sessions_admin.views.frames.render import frame_rows, timeline_of
 
 #: Frames per page: enough to read a request at a glance, small enough to render fast.
 PAGE_FRAMES = 100
@@ -56,7 +56,7 @@ def _tail_state(page: store.FramePage, now: float) -> dict[str, Any]:
 def _tail_url(
     session_id: str, request_id: str, page: store.FramePage, query: FrameQuery, number: int | None
 ) -> str:
-    return _request_url(
+    return request_url(
         session_id,
         request_id,
         tail=1,
@@ -90,16 +90,16 @@ def _last_page(path: Path, query: FrameQuery) -> tuple[int, store.FramePage]:
     return start, page
 
 
-@register("frames_request")
 @require_safe
 @vary_on_headers("HX-Request")
+@staff_view()
 def request_page(request: HttpRequest, session_id: str, request_id: str) -> HttpResponse:
     try:
         query = FrameQuery.from_request(request)
-        offset = _whole(request, "offset", "a byte offset")
-        number = _whole(request, "n", "a line number")
+        offset = whole_param(request, "offset", "a byte offset")
+        number = whole_param(request, "n", "a line number")
     except BadParameter as exc:
-        return _problem(request, 400, "Bad request", str(exc))
+        return problem_page(request, 400, "Bad request", str(exc))
     tailing = request.GET.get("tail") == "1" and bool(request.htmx)
     try:
         path = store.request_file(frames_root(), session_id, request_id)
@@ -115,14 +115,14 @@ def request_page(request: HttpRequest, session_id: str, request_id: str) -> Http
                 number = 1
             page = _read(path, offset, query, number)
         read_ms = (time.perf_counter() - started) * 1000
-    except _FRAMES_ERRORS as exc:
+    except FRAMES_ERRORS as exc:
         back = (session_url(session_id, "frames"), "Back to this session's requests")
-        return _frames_problem(request, exc, back)
+        return frames_problem(request, exc, back)
 
     session = queries.get_session(session_id)
     kept = [f for f in page.frames if query.keeps(f)] if query.active else page.frames
     t0 = min((f.ts_ms for f in kept if f.ts_ms is not None), default=None)
-    rows = _rows(session_id, request_id, kept, has_session=session is not None, t0=t0)
+    rows = frame_rows(session_id, request_id, kept, has_session=session is not None, t0=t0)
     context: dict[str, Any] = {
         "session_id": session_id,
         "session": session,
@@ -134,12 +134,12 @@ def request_page(request: HttpRequest, session_id: str, request_id: str) -> Http
         "at_end_request": at_end,
         "requested_offset": offset,
         "read_ms": read_ms,
-        "timeline": _timeline(kept),
-        "request_url": _request_url(session_id, request_id),
+        "timeline": timeline_of(kept),
+        "request_url": request_url(session_id, request_id),
         "frames_url": session_url(session_id, "frames"),
-        "start_url": _request_url(session_id, request_id, **query.as_query()),
-        "end_url": _request_url(session_id, request_id, end=1, **query.as_query()),
-        "next_url": _request_url(
+        "start_url": request_url(session_id, request_id, **query.as_query()),
+        "end_url": request_url(session_id, request_id, end=1, **query.as_query()),
+        "next_url": request_url(
             session_id,
             request_id,
             offset=page.next_offset,
@@ -151,7 +151,7 @@ def request_page(request: HttpRequest, session_id: str, request_id: str) -> Http
         "tail_url": _tail_url(session_id, request_id, page, query, page.next_line_number)
         if page.eof
         else "",
-        "check_url": _request_url(
+        "check_url": request_url(
             session_id,
             request_id,
             offset=page.end_offset,
@@ -169,9 +169,6 @@ def request_page(request: HttpRequest, session_id: str, request_id: str) -> Http
     return render(request, REQUEST_TEMPLATE, context)
 
 
-request_page.allows_missing_session = True  # type: ignore[attr-defined]
-
-
 def _tail(
     request: HttpRequest,
     session_id: str,
@@ -184,14 +181,14 @@ def _tail(
     """One live-tail poll: the new rows (appended to the table) and, out of band, the
     poll element again (or a note that the tail stopped)."""
     try:
-        last_size = _whole(request, "size", "a size")
+        last_size = whole_param(request, "size", "a size")
     except BadParameter:  # a hand-edited poll URL: treat as "changed", the read is the same
         last_size = None
     result = store.tail(
         path,
         offset,
         last_size=last_size,
-        last_mtime=_seconds(request, "mtime"),
+        last_mtime=seconds_param(request, "mtime"),
         limit=PAGE_FRAMES,
         kind=query.kind,
         q=query.store_q,
@@ -204,17 +201,17 @@ def _tail(
         "session_id": session_id,
         "request_id": request_id,
         "page": page,
-        "rows": _rows(session_id, request_id, kept, has_session=session is not None, t0=None),
+        "rows": frame_rows(session_id, request_id, kept, has_session=session is not None, t0=None),
         "shrunk": result.shrunk,
         "tail_url": _tail_url(session_id, request_id, page, query, page.next_line_number),
-        "check_url": _request_url(
+        "check_url": request_url(
             session_id,
             request_id,
             offset=page.end_offset,
             n=page.next_line_number,
             **query.as_query(),
         ),
-        "start_url": _request_url(session_id, request_id, **query.as_query()),
+        "start_url": request_url(session_id, request_id, **query.as_query()),
         "oob": True,
         **_tail_state(page, time.time()),
     }

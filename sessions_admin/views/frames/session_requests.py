@@ -15,20 +15,20 @@ from django.shortcuts import render
 from django.views.decorators.http import require_safe
 from django.views.decorators.vary import vary_on_headers
 
+from sessions_admin.access import staff_view
 from sessions_admin.ids import session_url
 from sessions_admin.params import BadParameter
 from sessions_admin.store import frames as store
 from sessions_admin.store import queries
 from sessions_admin.store.connection import frames_root
 from sessions_admin.views.frames.common import (
-    _FRAMES_ERRORS,
+    FRAMES_ERRORS,
     FrameQuery,
-    _frames_problem,
-    _problem,
-    _request_url,
+    frames_problem,
+    problem_page,
+    request_url,
 )
-from sessions_admin.views.frames.render import FrameRow, _rows
-from sessions_admin.views.routing import register
+from sessions_admin.views.frames.render import FrameRow, frame_rows
 
 REQUESTS_TEMPLATE = "sessions_admin/frames_requests.html"
 
@@ -80,45 +80,45 @@ def _trace_search(
                 scan_budget=budget,
                 first_line_number=1,
             )
-        except _FRAMES_ERRORS:
+        except FRAMES_ERRORS:
             continue  # listed a moment ago, gone or swapped since: the list shows it
         spent += page.scanned_bytes
         kept = [f for f in page.frames if query.keeps(f)]
         complete = page.eof
         if not kept and complete:
             continue
-        url = _request_url(session_id, request_file.request_id, **query.as_query())
+        url = request_url(session_id, request_file.request_id, **query.as_query())
         t0 = min((f.ts_ms for f in kept if f.ts_ms is not None), default=None)
         hit = TraceHit(
             request_file,
-            _rows(session_id, request_file.request_id, kept, has_session=has_session, t0=t0),
+            frame_rows(session_id, request_file.request_id, kept, has_session=has_session, t0=t0),
             url,
             page.scanned_bytes,
             complete,
         )
         if not complete:
-            hit.continue_url = _request_url(
+            hit.continue_url = request_url(
                 session_id, request_file.request_id, offset=page.end_offset, **query.as_query()
             )
         hits.append(hit)
     return hits, unsearched
 
 
-@register("frames")
 @require_safe
 @vary_on_headers("HX-Request")
+@staff_view()
 def requests_page(request: HttpRequest, session_id: str) -> HttpResponse:
     try:
         query = FrameQuery.from_request(request)
     except BadParameter as exc:
-        return _problem(request, 400, "Bad request", str(exc))
+        return problem_page(request, 400, "Bad request", str(exc))
     session = queries.get_session(session_id)
     root = frames_root()
     try:
         requests = store.list_requests(root, session_id)
         has_dir = bool(requests) or store.session_dir(root, session_id).is_dir()
-    except _FRAMES_ERRORS as exc:
-        return _frames_problem(request, exc)
+    except FRAMES_ERRORS as exc:
+        return frames_problem(request, exc)
     context: dict[str, Any] = {
         "session_id": session_id,
         "session": session,
@@ -126,7 +126,7 @@ def requests_page(request: HttpRequest, session_id: str) -> HttpResponse:
         "requests": [
             {
                 "file": r,
-                "url": _request_url(session_id, r.request_id),
+                "url": request_url(session_id, r.request_id),
                 "mtime_ms": int(r.mtime * 1000),
                 "span_ms": None
                 if r.first_ts_ms is None or r.last_ts_ms is None
@@ -151,6 +151,3 @@ def requests_page(request: HttpRequest, session_id: str) -> HttpResponse:
                 session_id, trace=query.trace, span=query.span
             )
     return render(request, REQUESTS_TEMPLATE, context)
-
-
-requests_page.allows_missing_session = True  # type: ignore[attr-defined]
