@@ -398,16 +398,14 @@ class SessionAdmin(ReadOnlyStoreAdmin):
             "read_only": is_read_only(),
         }
         error = ""
+        counts = deletion.count_all()
         if request.method == "POST":
-            expected = _int(request.POST.get("expected"))
-            phrase = clear_all_phrase(expected) if expected is not None else None
-            if phrase is None or request.POST.get("phrase", "").strip() != phrase:
-                error = "The phrase does not match; nothing was deleted."
-            else:
+            error = self._clear_all_refusal(request, counts.sessions)
+            if not error:
                 try:
                     audit = deletion.start_clear_all(
                         actor=deletion.Actor.of(request.user),
-                        expected_sessions=expected,
+                        expected_sessions=counts.sessions,
                         wipe_frames=request.POST.get("wipe_frames") == "1",
                     )
                 except StoreError as exc:
@@ -416,7 +414,6 @@ class SessionAdmin(ReadOnlyStoreAdmin):
                     return HttpResponseRedirect(
                         reverse("admin:sessions_admin_session_clear_all_step", args=[audit.pk])
                     )
-        counts = deletion.count_all()
         context.update(counts=counts, phrase=clear_all_phrase(counts.sessions), error=error)
         return render(
             request,
@@ -424,6 +421,23 @@ class SessionAdmin(ReadOnlyStoreAdmin):
             context,
             status=400 if error else 200,
         )
+
+    @staticmethod
+    def _clear_all_refusal(request: HttpRequest, sessions: int) -> str:
+        """Why the typed phrase does not confirm clearing ``sessions`` (the count the
+        server just read), or "" when it does. The posted ``expected`` (the count the
+        page showed) only tells a changed store from a mistyped phrase."""
+        typed = request.POST.get("phrase", "").strip()
+        if typed == clear_all_phrase(sessions):
+            return ""
+        shown = _int(request.POST.get("expected"))
+        if shown is not None and shown != sessions and typed == clear_all_phrase(shown):
+            return (
+                f"The store changed since this page was drawn: it now holds {sessions:,} "
+                f"session{'s' if sessions != 1 else ''}, not {shown:,}. Nothing was deleted; "
+                "type the new phrase to go on."
+            )
+        return "The phrase does not match; nothing was deleted."
 
     def clear_all_step(self, request: HttpRequest, audit_id: int) -> HttpResponse:
         """GET shows progress; each POST deletes for about a second and answers with
@@ -465,10 +479,9 @@ def clear_all_phrase(sessions: int) -> str:
 
 def _int(value: str | None) -> int | None:
     try:
-        number = int(value or "")
-    except ValueError:
+        return params.whole({"n": value or ""}, "n")
+    except BadParameter:
         return None
-    return number if number >= 0 else None
 
 
 @admin.register(Message)
