@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 from django.test import Client
+from hypothesis import HealthCheck, settings
 
 from sessions_admin.models import DeletionAudit
 from sessions_admin.store.demo.hostile import plant_hostile
@@ -34,3 +37,22 @@ def hostile_admin(hostile_store: StoreBuilder, admin_client: Client) -> Client:
     """A superuser on the hostile store, whose requests answer instead of raising."""
     admin_client.raise_request_exception = False
     return admin_client
+
+
+# Property tests: a modest number of cases per test keeps the suite fast on two
+# shared cores; no example database (runs are reproducible from the seed Hypothesis
+# prints on a failure). HYPOTHESIS_PROFILE=deep runs many more, locally.
+settings.register_profile(
+    "ci",
+    max_examples=25,
+    deadline=None,
+    database=None,
+    suppress_health_check=[
+        HealthCheck.function_scoped_fixture,
+        HealthCheck.too_slow,
+        HealthCheck.data_too_large,
+        HealthCheck.large_base_example,
+    ],
+)
+settings.register_profile("deep", parent=settings.get_profile("ci"), max_examples=500)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
