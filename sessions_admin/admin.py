@@ -109,7 +109,8 @@ class TargetFilter(ChoiceFilter):
     field = "target_key"
 
     def choices_for(self, request: HttpRequest) -> list[str]:
-        return [t for t in queries.distinct_targets() if len(t) <= SHORT_TEXT_CHARS]
+        targets = queries.distinct_targets()
+        return [t for t in targets if isinstance(t, str) and len(t) <= SHORT_TEXT_CHARS]
 
 
 class ProfileFilter(ChoiceFilter):

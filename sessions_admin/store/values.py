@@ -126,6 +126,30 @@ def as_number(value: object) -> int | float | None:
     return None
 
 
+# --- The same rules in SQL, for loops over many rows (statistics) -------------------
+
+
+def number_sql(column: str) -> str:
+    """``column`` when it holds a finite number, else NULL (as :func:`as_number`)."""
+    return f"CASE WHEN typeof({column}) IN ('integer', 'real') THEN {column} END"
+
+
+def time_sql(column: str) -> str:
+    """``column`` when it holds a time :func:`as_time` would show, else NULL."""
+    return (
+        f"CASE WHEN typeof({column}) IN ('integer', 'real') "
+        f"AND {column} BETWEEN {MIN_EPOCH_MS} AND {MAX_EPOCH_MS} THEN {column} END"
+    )
+
+
+def text_sql(column: str) -> str:
+    """``column`` as text: a BLOB becomes the description :func:`binary` gives it."""
+    return (
+        f"CASE WHEN typeof({column}) = 'blob' "
+        f"THEN 'binary value, ' || length({column}) || ' bytes' ELSE {column} END"
+    )
+
+
 def sqlite_order_key(value: object) -> tuple:
     """Python's order for mixed storage classes, matching SQLite's.
 

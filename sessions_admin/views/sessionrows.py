@@ -31,6 +31,8 @@ _MUTED_DASH = '<span class="muted">—</span>'
 def _title(title: str | None) -> str:
     if not title:
         return '<span class="muted">(untitled)</span>'
+    if isinstance(title, OddValue):
+        return odd_html(title)
     text = title if len(title) <= TITLE_CHARS else title[: TITLE_CHARS - 1] + "…"
     return escape(text)
 
@@ -39,12 +41,23 @@ def _unlinkable_row(row: SessionRow, now: datetime, tz: tzinfo) -> str:
     """A row whose id is NULL or a BLOB: shown, but no URL can open or delete it."""
     return (
         f'<tr><td colspan="2">{odd_html(row.id)}</td>'  # type: ignore[arg-type]
-        f"<td>{escape(row.target_key)}</td><td>{escape(row.profile_key)}</td>"
-        f'<td class="principal">{escape(row.principal_id or "—")}</td>'
+        f"<td>{_shown(row.target_key)}</td><td>{_shown(row.profile_key)}</td>"
+        f'<td class="principal">{_shown(row.principal_id or "—")}</td>'
         f'<td class="num">{_turns(row.turn_count)}</td>'
         f'<td class="when created">{relative_time_html(row.created_at, now, tz)}</td>'
         f'<td class="when">{relative_time_html(row.last_active, now, tz)}</td><td></td></tr>'
     )
+
+
+def _shown(text: str) -> str:
+    """Escaped text; an odd value (a BLOB where text was declared) marked as such."""
+    return odd_html(text) if isinstance(text, OddValue) else escape(text)
+
+
+def _target(target: str, list_url: str) -> str:
+    if isinstance(target, OddValue):  # no filter can name a BLOB target
+        return odd_html(target)
+    return f'<a href="{list_url}?target={escape(quote(target, safe=""))}">{escape(target)}</a>'
 
 
 def _turns(turns: int | str | None) -> str:
@@ -70,16 +83,15 @@ def _row(row: SessionRow, list_url: str, can_delete: bool, now: datetime, tz: tz
             f'hx-target="this" hx-swap="afterend" title="Delete this session">Delete</a>'
         )
     turns = _turns(row.turn_count)
-    principal = escape(row.principal_id) if row.principal_id else _MUTED_DASH
+    principal = _shown(row.principal_id) if row.principal_id else _MUTED_DASH
     return (
         f'<tr data-session-id="{session_id}">'
         f'<td><span class="id"><code title="{session_id}">{escape(short_id(row.id))}</code>'
         f'<button type="button" class="copy" data-copy="{session_id}" '
         f'aria-label="Copy id {session_id}">copy</button></span></td>'
         f'<td class="title"><a href="{page}">{_title(row.title)}</a></td>'
-        f'<td><a href="{list_url}?target={escape(quote(row.target_key, safe=""))}">'
-        f"{escape(row.target_key)}</a></td>"
-        f"<td>{escape(row.profile_key)}</td>"
+        f"<td>{_target(row.target_key, list_url)}</td>"
+        f"<td>{_shown(row.profile_key)}</td>"
         f'<td class="principal">{principal}</td>'
         f'<td class="num">{turns}</td>'
         f'<td class="when created">{relative_time_html(row.created_at, now, tz)}</td>'

@@ -81,8 +81,9 @@ def session_list(request: HttpRequest) -> HttpResponse:
         "sorts": SORT_LABELS,
         "presets": ACTIVE_PRESETS,
         "profiles": PROFILES,
-        # A target longer than any real one stays filterable by URL, not listed.
-        "targets": [t for t in targets if len(t) <= SHORT_TEXT_CHARS],
+        # A target longer than any real one stays filterable by URL, not listed;
+        # a BLOB target is left out, as no menu value could name it.
+        "targets": [t for t in targets if isinstance(t, str) and len(t) <= SHORT_TEXT_CHARS],
         "next_url": next_url,
         "count_url": count_url,
         "first_page": cursor is None,

@@ -51,5 +51,7 @@ def test_odd_values_are_shown_as_what_they_are(hostile_store, hostile_admin):
     assert "time out of range (99999999999999999)" in page
     session = hostile_admin.get("/sessions/hostile-messages/").content.decode()
     assert "binary value, 12 bytes" in session
+    header = hostile_admin.get("/sessions/hostile-text-not-number/").content.decode()
+    assert '<span class="odd">not a number: &#x27;many&#x27;</span> turn' in header
     orphans = hostile_admin.get("/frames/orphans/").content.decode()
     assert "orphan-\\xff\\xfe" in orphans and "not valid UTF-8" in orphans
