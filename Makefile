@@ -7,13 +7,20 @@ PORT ?= 8000
 PY := $(VENV)/bin/python
 MANAGE := DJANGO_SECRET_KEY="$${DJANGO_SECRET_KEY:-$$(cat var/secret_key)}" AGENTS_HOST_HOME="$(abspath $(HOST_HOME))" $(PY) manage.py
 
-.PHONY: run setup venv demo migrate staff test test-fast browser-deps lint bench clean
+.PHONY: run serve setup venv demo migrate staff test test-fast browser-deps lint bench clean
 
 run: setup demo migrate staff ## Set up, then serve the dashboard on 127.0.0.1:$(PORT)
 	$(MANAGE) collectstatic --noinput --verbosity 0 --skip-checks
 	$(MANAGE) check
 	@echo "Serving on http://127.0.0.1:$(PORT)/  (store: $(HOST_HOME)/data/agents/store.db)"
-	$(MANAGE) runserver 127.0.0.1:$(PORT) --skip-checks
+	DJANGO_LOG_FORMAT=$${DJANGO_LOG_FORMAT:-text} $(MANAGE) runserver 127.0.0.1:$(PORT) --skip-checks
+
+serve: setup demo migrate staff ## The same, served as in production: gunicorn from gunicorn.conf.py, JSON logs
+	$(MANAGE) collectstatic --noinput --verbosity 0 --skip-checks
+	$(MANAGE) check
+	@echo "Serving with gunicorn on http://127.0.0.1:$(PORT)/  (store: $(HOST_HOME)/data/agents/store.db)"
+	DJANGO_SECRET_KEY="$${DJANGO_SECRET_KEY:-$$(cat var/secret_key)}" AGENTS_HOST_HOME="$(abspath $(HOST_HOME))" \
+	  $(VENV)/bin/gunicorn -c gunicorn.conf.py --bind 127.0.0.1:$(PORT)
 
 setup: venv var/secret_key
 

@@ -10,7 +10,13 @@ class SessionsAdminConfig(AppConfig):
         # Imported in ready(): the check reaches the store layer, whose models need the
         # app registry loaded.
         from django.core import checks
+        from django.db.models.signals import post_save
 
         from sessions_admin.checks import check_store_schema
+        from sessions_admin.logs import log_deletion
 
         checks.register(check_store_schema, "store")
+        # By label, not by class: the audit model's module may move, the log stays.
+        post_save.connect(
+            log_deletion, sender="sessions_admin.DeletionAudit", dispatch_uid="log_deletion"
+        )

@@ -20,6 +20,20 @@ def env_str(name: str, default: str = "") -> str:
     return os.environ.get(name, default)
 
 
+def env_is_set(name: str) -> bool:
+    """Whether the deployment said anything at all about ``name`` (an empty value counts)."""
+    return name in os.environ
+
+
+def env_choice(name: str, choices: tuple[str, ...], default: str) -> str:
+    raw = os.environ.get(name, "").strip().lower()
+    if not raw:
+        return default
+    if raw not in choices:
+        raise ImproperlyConfigured(f"{name} must be one of {', '.join(choices)}; got {raw!r}")
+    return raw
+
+
 def env_bool(name: str, default: bool = False) -> bool:
     raw = os.environ.get(name)
     if raw is None:
@@ -74,3 +88,27 @@ def env_url_template(name: str, placeholder: str) -> str:
     if raw and not raw.startswith(("https://", "http://")):
         raise ImproperlyConfigured(f"{name} must be an http(s) URL; got {raw!r}")
     return raw
+
+
+#: Engines Django's own database may use (the store is SQLite, always).
+DATABASE_ENGINES = ("django.db.backends.postgresql", "django.db.backends.sqlite3")
+
+
+def env_database_url(name: str) -> dict | None:
+    """A ``DATABASES`` entry from a URL (``postgres://…``, ``sqlite:///…``), or None."""
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return None
+    import dj_database_url
+
+    try:
+        config = dj_database_url.parse(raw, conn_max_age=60, conn_health_checks=True)
+    except ValueError as exc:  # UnknownSchemeError included
+        raise ImproperlyConfigured(f"{name} is not a database URL we can read: {exc}") from None
+    if config.get("ENGINE") not in DATABASE_ENGINES:
+        raise ImproperlyConfigured(
+            f"{name} must be a postgres:// or sqlite:// URL; got {config.get('ENGINE')!r}"
+        )
+    if not config.get("NAME"):
+        raise ImproperlyConfigured(f"{name} names no database (postgres://user@host/NAME)")
+    return dict(config)

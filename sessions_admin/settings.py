@@ -7,6 +7,7 @@ tables live in ``default``, a separate SQLite file under ``var/``.
 
 from __future__ import annotations
 
+from datetime import timedelta
 from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
@@ -14,7 +15,10 @@ from django.utils.csp import CSP
 
 from sessions_admin.env import (
     env_bool,
+    env_choice,
+    env_database_url,
     env_int,
+    env_is_set,
     env_list,
     env_path,
     env_str,
@@ -22,7 +26,18 @@ from sessions_admin.env import (
 )
 
 BASE_DIR = Path(__file__).resolve().parent.parent
+
+# --- Our data folder: Django's SQLite file, collected static files ---------
+# Created here, so that a fresh clone's first `manage.py migrate` works; a
+# folder we may not create stops the start with the variable to set.
 VAR_DIR = env_path("SESSIONS_ADMIN_VAR_DIR") or BASE_DIR / "var"
+try:
+    VAR_DIR.mkdir(parents=True, exist_ok=True)
+except OSError as exc:
+    raise ImproperlyConfigured(
+        f"The data folder {VAR_DIR} cannot be created ({exc.strerror}): "
+        "set SESSIONS_ADMIN_VAR_DIR to a folder this user may write."
+    ) from None
 
 DEBUG = env_bool("DJANGO_DEBUG", False)
 SECRET_KEY = env_str("DJANGO_SECRET_KEY")
@@ -56,12 +71,14 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "django_htmx",
+    "axes",
     "sessions_admin",
 ]
 
 MIDDLEWARE = [
+    "sessions_admin.logs.RequestLogMiddleware",
     "django.middleware.security.SecurityMiddleware",
-    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "sessions_admin.staticstorage.StaticFilesMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -71,6 +88,9 @@ MIDDLEWARE = [
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "sessions_admin.middleware.StoreErrorMiddleware",
+    "sessions_admin.middleware.BadParameterMiddleware",
+    # Last, as django-axes asks: it turns a locked-out login into our page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "sessions_admin.urls"
@@ -94,11 +114,17 @@ TEMPLATES = [
     }
 ]
 
+# --- Django's own database: SQLite in the data folder, or PostgreSQL -------
+# DJANGO_DATABASE_URL (postgres://user:password@host:port/name) lets several
+# dashboard instances share users, permissions, logins and the audit log.
+# The store below is the runtime's SQLite file whatever this says.
+DJANGO_DATABASE = env_database_url("DJANGO_DATABASE_URL") or {
+    "ENGINE": "django.db.backends.sqlite3",
+    "NAME": env_path("SESSIONS_ADMIN_DJANGO_DB") or VAR_DIR / "django.sqlite3",
+}
+
 DATABASES = {
-    "default": {
-        "ENGINE": "django.db.backends.sqlite3",
-        "NAME": env_path("SESSIONS_ADMIN_DJANGO_DB") or VAR_DIR / "django.sqlite3",
-    },
+    "default": DJANGO_DATABASE,
     "agents": {
         # A thin wrapper over Django's SQLite backend: opens the file with a
         # mode=ro|rw URI (never creating it), sets the busy timeout, and installs
@@ -166,12 +192,70 @@ CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
 SESSION_COOKIE_AGE = env_int("DJANGO_SESSION_COOKIE_AGE", 12 * 3600, minimum=60)
 SECURE_SSL_REDIRECT = env_bool("DJANGO_SSL_REDIRECT", False)
 SECURE_HSTS_SECONDS = env_int("DJANGO_HSTS_SECONDS", 0, minimum=0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("DJANGO_HSTS_INCLUDE_SUBDOMAINS", False)
+SECURE_HSTS_PRELOAD = env_bool("DJANGO_HSTS_PRELOAD", False)
+# `check --deploy` warns about each of these while it is off. An operator who
+# sets the variable to 0 has made that choice (the proxy redirects or sends
+# HSTS itself, other subdomains are not HTTPS yet, no preload list): say so
+# once, and the warning goes. Left unset, it stays, to be decided.
+_DEPLOY_CHOICES = {
+    "DJANGO_SSL_REDIRECT": ("security.W008", SECURE_SSL_REDIRECT),
+    "DJANGO_HSTS_SECONDS": ("security.W004", SECURE_HSTS_SECONDS),
+    "DJANGO_HSTS_INCLUDE_SUBDOMAINS": ("security.W005", SECURE_HSTS_INCLUDE_SUBDOMAINS),
+    "DJANGO_HSTS_PRELOAD": ("security.W021", SECURE_HSTS_PRELOAD),
+}
+SILENCED_SYSTEM_CHECKS = [
+    check for name, (check, value) in _DEPLOY_CHOICES.items() if env_is_set(name) and not value
+]
 # /healthz is probed over plain HTTP by load balancers.
 SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
 
+# --- Login throttling (django-axes) ----------------------------------------
+# After DJANGO_LOGIN_FAILURE_LIMIT wrong passwords for one username from one
+# address, that pair is locked out for the cool-off, on /login/ and
+# /admin/login/ alike; each try while locked out restarts the cool-off.
+# Staff with "Can delete access attempt" unlock from the admin (Access
+# attempts); `manage.py axes_reset_username NAME` from a shell.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = env_int("DJANGO_LOGIN_FAILURE_LIMIT", 5, minimum=1)
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("DJANGO_LOGIN_COOLOFF_MINUTES", 15, minimum=1))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_CALLABLE = "sessions_admin.views.lockout.locked_out"
+# Behind N proxies, the client is the Nth address from the right of X-Forwarded-For.
+CLIENT_IP_PROXY_COUNT = env_int("DJANGO_PROXY_COUNT", 0, minimum=0)
+AXES_CLIENT_IP_CALLABLE = "sessions_admin.views.lockout.client_address"
+
+# --- Logs: one JSON object per line, or readable text ----------------------
+# JSON by default (gunicorn, a log shipper); DJANGO_LOG_FORMAT=text for a
+# terminal (`make run` sets it). See sessions_admin/logs.py for the fields.
+LOG_FORMAT = env_choice("DJANGO_LOG_FORMAT", ("json", "text"), "json")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "filters": {"request_id": {"()": "sessions_admin.logs.RequestIdFilter"}},
+    "formatters": {
+        "json": {"()": "sessions_admin.logs.JsonFormatter"},
+        "text": {"()": "sessions_admin.logs.TextFormatter"},
+    },
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            "formatter": LOG_FORMAT,
+            "filters": ["request_id"],
+        }
+    },
     "root": {"handlers": ["console"], "level": env_str("DJANGO_LOG_LEVEL", "INFO")},
+    "loggers": {
+        # Our request line covers every request: Django's own 4xx warnings and
+        # runserver's access lines would only repeat it. 5xx tracebacks stay.
+        "django.request": {"level": "ERROR"},
+        "django.server": {"level": "WARNING"},
+        # axes warns of each failure and lockout; its INFO lines (every good
+        # login, every clean-up) are noise.
+        "axes": {"level": "WARNING"},
+    },
 }

@@ -35,11 +35,13 @@ from sessions_admin.views.routing import SessionPage, SessionPages, session_disp
 SESSION_PAGES = SessionPages(
     SessionPage("", "", transcript.session_page),
     # In this order the readings of an ambiguous decoded path are tried.
-    SessionPage("frames", r"frames", session_requests.requests_page, allows_missing_session=True),
+    SessionPage(
+        "frames", r"frames", session_requests.session_requests_page, allows_missing_session=True
+    ),
     SessionPage(
         "frames_request",
         r"frames/(?P<request_id>[^/]+)",
-        request_frames.request_page,
+        request_frames.request_frames_page,
         allows_missing_session=True,
     ),
     SessionPage("delete", r"delete", deletes.delete_session),

@@ -19,6 +19,28 @@ from tests.storebuilder import StoreBuilder, create_store
 
 STORE_DB = pytest.mark.django_db(transaction=True, databases=["default", "agents"])
 
+#: Test modules whose subject is Django's own database (users and permissions,
+#: login throttling, the deletion audit, the admin): ``.ci/run`` runs them a
+#: second time on PostgreSQL (``-m ourdb``). The whole suite there would cost
+#: minutes of table flushes for no new coverage.
+DJANGO_SIDE_MODULES = {
+    "test_access",
+    "test_admin",
+    "test_login_throttling",
+    "test_logs",
+    "test_postgres",
+    "test_views_deletes",
+}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if (
+            item.module is not None
+            and item.module.__name__.rsplit(".", 1)[-1] in DJANGO_SIDE_MODULES
+        ):
+            item.add_marker(pytest.mark.ourdb)
+
 
 @pytest.fixture(scope="session")
 def django_db_setup(django_test_environment, django_db_blocker, tmp_path_factory):

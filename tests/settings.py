@@ -13,9 +13,24 @@ for _name in (
     "SESSIONS_ADMIN_FRAMES_DIR",
     "SESSIONS_ADMIN_READ_ONLY",
     "SESSIONS_ADMIN_TRACE_URL",
+    "DJANGO_DATABASE_URL",
+    "DJANGO_LOGIN_FAILURE_LIMIT",
+    "DJANGO_LOGIN_COOLOFF_MINUTES",
+    "DJANGO_PROXY_COUNT",
+    "DJANGO_LOG_FORMAT",
 ):
     os.environ.pop(_name, None)
 
 from sessions_admin.settings import *  # noqa: E402,F403
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+# .ci/run repeats the Django-side tests with Django's own database on PostgreSQL
+# (scripts/with-postgres sets this); the store stays SQLite either way.
+if os.environ.get("SESSIONS_ADMIN_TEST_DATABASE_URL"):
+    from sessions_admin.env import env_database_url
+
+    DATABASES["default"] = {  # noqa: F405
+        **env_database_url("SESSIONS_ADMIN_TEST_DATABASE_URL"),
+        "CONN_MAX_AGE": 0,
+    }

@@ -201,6 +201,10 @@ def _admin_urls(audit_pk: int, user_pk: int) -> dict[str, str]:
         **_model_urls("sessions_admin/deletionaudit", str(audit_pk)),
         **_model_urls("auth/user", str(user_pk)),
         **_model_urls("auth/group", "1"),
+        # django-axes: failed logins and lockouts (deleting an attempt unlocks).
+        **_model_urls("axes/accessattempt", "1"),
+        **_model_urls("axes/accesslog", "1"),
+        **_model_urls("axes/accessfailurelog", "1"),
     }
 
 
@@ -209,6 +213,7 @@ ADMIN_DESTRUCTIVE = {
     "admin:sessions_admin_session_delete": {"post": "yes"},
     "admin:sessions_admin_session_clear_all": {"expected": "1", "phrase": "delete 1 session"},
     "admin:sessions_admin_session_clear_all_step": {},
+    "admin:axes_accessattempt_delete": {"post": "yes"},
 }
 OPEN_ADMIN = {"admin:login", "admin:logout"}
 

@@ -21,7 +21,8 @@ def start(tmp_path: Path, code: str = DEBUG_CODE, **env: str) -> subprocess.Comp
         for k, v in os.environ.items()
         if not k.startswith(("DJANGO_", "SESSIONS_ADMIN_", "AGENTS_"))
     }
-    environment.update(GOOD, SESSIONS_ADMIN_VAR_DIR=str(tmp_path), **env)
+    environment.update(GOOD, SESSIONS_ADMIN_VAR_DIR=str(tmp_path))
+    environment.update(env)
     return subprocess.run(
         [sys.executable, "-c", f"import django; django.setup(); {code}"],
         cwd=ROOT,
@@ -44,6 +45,12 @@ def start(tmp_path: Path, code: str = DEBUG_CODE, **env: str) -> subprocess.Comp
         ("SESSIONS_ADMIN_TRACE_URL", "https://tracing.example/trace/"),
         ("SESSIONS_ADMIN_TRACE_URL", "javascript:alert({trace_id})"),
         ("DJANGO_SECRET_KEY", "short"),
+        ("DJANGO_DATABASE_URL", "mysql://u@h/db"),
+        ("DJANGO_DATABASE_URL", "not a url"),
+        ("DJANGO_DATABASE_URL", "postgres://u@host"),
+        ("DJANGO_LOG_FORMAT", "xml"),
+        ("DJANGO_LOGIN_FAILURE_LIMIT", "0"),
+        ("DJANGO_HSTS_PRELOAD", "perhaps"),
     ],
 )
 def test_a_bad_value_fails_at_start_with_a_message_naming_the_variable(tmp_path, name, value):
@@ -98,3 +105,64 @@ def test_behind_a_tls_proxy_cookies_are_secure_and_hsts_and_redirects_can_be_ask
         DJANGO_HSTS_SECONDS="3600",
     )
     assert result.stdout.split() == ["True", "True", "True", "3600", "HTTP_X_FORWARDED_PROTO"]
+
+
+def test_a_missing_data_folder_is_created(tmp_path):
+    folder = tmp_path / "fresh" / "var"
+    assert start(tmp_path, SESSIONS_ADMIN_VAR_DIR=str(folder)).returncode == 0
+    assert folder.is_dir()
+
+
+def test_a_data_folder_that_cannot_be_made_is_refused_naming_the_variable(tmp_path):
+    (tmp_path / "a-file").write_text("")
+    result = start(tmp_path, SESSIONS_ADMIN_VAR_DIR=str(tmp_path / "a-file" / "var"))
+    assert result.returncode != 0
+    assert "cannot be created" in result.stderr
+    assert "set SESSIONS_ADMIN_VAR_DIR to a folder this user may write" in result.stderr
+
+
+DATABASE_CODE = (
+    "from django.conf import settings as s; d = s.DATABASES['default']; "
+    "print(d['ENGINE'], d['NAME'], d['HOST'], d['PORT'], s.DATABASES['agents']['ENGINE'])"
+)
+
+
+def test_django_s_own_database_is_sqlite_in_the_data_folder_unless_a_url_says_otherwise(tmp_path):
+    assert start(tmp_path, DATABASE_CODE).stdout.split() == [
+        "django.db.backends.sqlite3",
+        str(tmp_path / "django.sqlite3"),
+        "sessions_admin.store.backend",
+    ]
+    url = "postgres://dash:secret@db.internal:5433/sessions_admin"
+    assert start(tmp_path, DATABASE_CODE, DJANGO_DATABASE_URL=url).stdout.split() == [
+        "django.db.backends.postgresql",
+        "sessions_admin",
+        "db.internal",
+        "5433",
+        "sessions_admin.store.backend",
+    ]
+
+
+def test_the_log_format_is_json_unless_text_is_asked_for(tmp_path):
+    code = "from django.conf import settings as s; print(s.LOGGING['handlers']['console'])"
+    assert "'formatter': 'json'" in start(tmp_path, code).stdout
+    assert "'formatter': 'text'" in start(tmp_path, code, DJANGO_LOG_FORMAT="text").stdout
+
+
+SILENCED = "from django.conf import settings as s; print(sorted(s.SILENCED_SYSTEM_CHECKS))"
+
+
+def test_hsts_choices_left_unset_keep_their_deploy_warning(tmp_path):
+    assert start(tmp_path, SILENCED).stdout.strip() == "[]"
+
+
+def test_hsts_choices_said_no_to_are_taken_as_decided(tmp_path):
+    result = start(
+        tmp_path,
+        SILENCED,
+        DJANGO_HSTS_SECONDS="31536000",
+        DJANGO_HSTS_INCLUDE_SUBDOMAINS="0",
+        DJANGO_HSTS_PRELOAD="1",
+        DJANGO_SSL_REDIRECT="0",
+    )
+    assert result.stdout.strip() == "['security.W005', 'security.W008']"

@@ -7,15 +7,15 @@ text, never markup.
 from __future__ import annotations
 
 from datetime import datetime, tzinfo
-from html import escape
 
 from django import template
 from django.utils import timezone
 from django.utils.html import format_html
-from django.utils.safestring import SafeString, mark_safe
+from django.utils.safestring import SafeString
 
 from sessions_admin.humanize import duration, exact_time, file_size
 from sessions_admin.ids import session_url as build_session_url
+from sessions_admin.markup import esc, safe_html
 from sessions_admin.store.timeutil import from_epoch_ms
 from sessions_admin.store.values import OddValue
 
@@ -68,7 +68,8 @@ def relative_time_html(
     """``<time>`` markup for :func:`reltime`, as a plain string.
 
     Every part is made here (ISO and strftime output, our labels), none comes
-    from the store, so nothing needs escaping. Callers rendering many rows pass
+    from the store, so nothing needs escaping; an odd value's description is
+    escaped in :func:`odd_html`. Callers rendering many rows pass
     ``now`` and ``tz`` once instead of looking them up per cell.
     """
     if isinstance(value, OddValue):
@@ -84,14 +85,14 @@ def relative_time_html(
 
 def odd_html(value: OddValue) -> str:
     """A value shown as what it is ("binary value, 12 bytes"), marked as odd."""
-    return f'<span class="odd">{escape(value)}</span>'
+    return f'<span class="odd">{esc(value)}</span>'
 
 
 @register.filter
 def odd(value: object) -> SafeString | object:
     """A store value as it is; an :class:`OddValue` gets the odd-value marking."""
     if isinstance(value, OddValue):
-        return mark_safe(odd_html(value))  # noqa: S308 (escaped in odd_html)
+        return safe_html(odd_html(value))  # escaped in odd_html
     return value
 
 
@@ -102,17 +103,17 @@ def reltime(epoch_ms: int | datetime | None) -> SafeString:
     Takes the store's epoch milliseconds or an aware datetime (a value already
     aggregated in Python, such as a target's latest activity).
     """
-    return mark_safe(relative_time_html(epoch_ms))  # noqa: S308 (no store text inside)
+    return safe_html(relative_time_html(epoch_ms))  # no store text inside
 
 
 @register.simple_tag
 def abstime(epoch_ms: int | None, with_date: bool = True) -> SafeString | str:
     if isinstance(epoch_ms, OddValue):
-        return mark_safe(odd_html(epoch_ms))  # noqa: S308 (escaped in odd_html)
+        return safe_html(odd_html(epoch_ms))  # escaped in odd_html
     moment = from_epoch_ms(epoch_ms)
     if moment is None:
         # A constant: format_html() with no arguments is refused by Django 6.
-        return mark_safe('<span class="muted">—</span>')  # noqa: S308
+        return safe_html('<span class="muted">—</span>')
     local = timezone.localtime(moment)
     fmt = "%Y-%m-%d %H:%M:%S" if with_date else "%H:%M:%S"
     exact = exact_time(local)

@@ -24,8 +24,7 @@ from django.views.decorators.http import require_safe
 
 from sessions_admin import params
 from sessions_admin.access import staff_view
-from sessions_admin.store import queries
-from sessions_admin.store import transcript as store
+from sessions_admin.store import queries, transcript
 from sessions_admin.store.timeutil import from_epoch_ms
 from sessions_admin.store.values import OddValue, as_int, as_text, as_time
 
@@ -35,11 +34,11 @@ FORMATS = {
     "md": ("text/markdown; charset=utf-8", "md"),
 }
 JSON_COLUMNS = ("tool_args", "tool_result")
-_COLUMNS = store.MESSAGE_COLUMNS
+_COLUMNS = transcript.MESSAGE_COLUMNS
 _JSON_INDEXES = tuple(_COLUMNS.index(c) for c in JSON_COLUMNS)
 _PLAIN = tuple(i for i, c in enumerate(_COLUMNS) if c not in JSON_COLUMNS)
 _encode = json.JSONEncoder(ensure_ascii=False).encode
-_valid = store.strict_json_valid
+_valid = transcript.strict_json_valid
 #: Lines are gathered into pieces of about this many characters per write.
 FLUSH_CHARS = 256 * 1024
 
@@ -106,12 +105,12 @@ def export_json(session: queries.SessionRow) -> Iterator[str]:
     yield f'"exported_at": {_encode(datetime.now(UTC).isoformat())}, '
     yield f'"session": {_encode(_session_dict(session))}, "messages": ['
     first = True
-    for row in store.iter_messages(session.id):
+    for row in transcript.iter_messages(session.id):
         yield ("\n" if first else ",\n") + message_json(row)
         first = False
     yield '\n], "state": ['
     first = True
-    for key, value, updated_at in store.iter_state(session.id):
+    for key, value, updated_at in transcript.iter_state(session.id):
         head = _encode({"key": _plain(key), "updated_at": _plain(updated_at)})[:-1]
         value_field = _json_field("value", value, single_line=False)
         yield ("\n" if first else ",\n") + f"{head}, {value_field}}}"
@@ -120,7 +119,7 @@ def export_json(session: queries.SessionRow) -> Iterator[str]:
 
 
 def export_jsonl(session: queries.SessionRow) -> Iterator[str]:
-    for row in store.iter_messages(session.id):
+    for row in transcript.iter_messages(session.id):
         yield message_json(row, single_line=True) + "\n"
 
 
@@ -178,7 +177,7 @@ def export_markdown(session: queries.SessionRow) -> Iterator[str]:
         f"- last active: {_when(session.last_active)}\n\n## Transcript\n\n"
     )
     index = {name: i for i, name in enumerate(_COLUMNS)}
-    for raw_row in store.iter_messages(session.id):
+    for raw_row in transcript.iter_messages(session.id):
         # Markdown is for reading: every value as text, odd ones described.
         row = [raw_row[0], *(as_text(value) for value in raw_row[1:])]
         when = _when(raw_row[index["ts"]])
@@ -212,7 +211,7 @@ def export_markdown(session: queries.SessionRow) -> Iterator[str]:
                     parts.append(f"**{label}**\n\n{_md_json(row[index[column]])}\n")
         yield "".join(parts)
     yield "## State\n\n"
-    for key, value, updated_at in store.iter_state(session.id):
+    for key, value, updated_at in transcript.iter_state(session.id):
         yield f"### {_md_inline(key)} (updated {_when(updated_at)})\n\n{_md_json(value)}\n"
 
 

@@ -1,19 +1,21 @@
 """JSON from the store as HTML: highlighted pretty-printing and collapsible trees.
 
-Every piece of text that came from the store goes through :func:`html.escape`
-(quotes included) before it is joined with our own tags, so the result can be
-marked safe: no value, key or string inside a JSON document is ever read as
-markup. Highlighting happens here, on the server, so the page needs no script
-for it and the CSP stays strict.
+Why Python and not a template: this is a recursive walk over a value of any shape,
+where a template would need a recursive include per node. Every piece of text that
+came from the store goes through :func:`~sessions_admin.markup.esc` before it
+is joined with our own tags, so the result can be marked safe: no value, key or
+string inside a JSON document is ever read as markup. Highlighting happens here, on
+the server, so the page needs no script for it and the CSP stays strict.
 """
 
 from __future__ import annotations
 
 import json
-from html import escape
 from typing import Any
 
-from django.utils.safestring import SafeString, mark_safe
+from django.utils.safestring import SafeString
+
+from sessions_admin.markup import esc, safe_html
 
 #: Trees open their first levels; deeper nodes start collapsed.
 TREE_OPEN_DEPTH = 3
@@ -36,14 +38,14 @@ def _scalar(value: Any) -> str:
     if value is True or value is False:
         return f'<span class="j-bool">{"true" if value else "false"}</span>'
     if isinstance(value, int | float):
-        return f'<span class="j-num">{escape(json.dumps(value))}</span>'
+        return f'<span class="j-num">{esc(json.dumps(value))}</span>'
     if isinstance(value, str):
-        return f'<span class="j-str">{escape(json.dumps(value, ensure_ascii=False))}</span>'
-    return f'<span class="j-str">{escape(repr(value))}</span>'
+        return f'<span class="j-str">{esc(json.dumps(value, ensure_ascii=False))}</span>'
+    return f'<span class="j-str">{esc(repr(value))}</span>'
 
 
 def _key(key: str) -> str:
-    return f'<span class="j-key">{escape(json.dumps(key, ensure_ascii=False))}</span>'
+    return f'<span class="j-key">{esc(json.dumps(key, ensure_ascii=False))}</span>'
 
 
 def _pretty(value: Any, indent: str, out: list[str]) -> None:
@@ -79,7 +81,7 @@ def highlight(value: Any) -> SafeString | None:
         _pretty(value, "", out)
     except RecursionError:
         return None
-    return mark_safe(_ascii_safe("".join(out)))  # every store string went through escape()
+    return safe_html(_ascii_safe("".join(out)))  # every store string went through esc()
 
 
 def _count(value: Any) -> str:
@@ -128,7 +130,7 @@ def tree(value: Any) -> SafeString | None:
     except RecursionError:
         return None
     out.append("</details>")
-    return mark_safe(_ascii_safe("".join(out)))  # every store string went through escape()
+    return safe_html(_ascii_safe("".join(out)))  # every store string went through esc()
 
 
 def json_kind(value: Any) -> str:

@@ -11,6 +11,7 @@ from django.views.decorators.vary import vary_on_headers
 
 from sessions_admin.access import DELETE_SESSIONS, staff_view
 from sessions_admin.ids import session_url
+from sessions_admin.logs import log_time_limit_stop
 from sessions_admin.store import queries
 from sessions_admin.store.cliptext import SHORT_TEXT_CHARS
 from sessions_admin.store.connection import is_read_only
@@ -100,7 +101,8 @@ def _count(request: HttpRequest, session_filter: queries.SessionFilter) -> HttpR
     """The capped count of a filter no index serves, fetched after the page."""
     try:
         count, capped = queries.count_sessions_limited(session_filter)
-    except queries.StoreTimeout:
+    except queries.StoreTimeout as exc:
+        log_time_limit_stop(request, exc)
         count, capped = None, False
     return render(
         request,

@@ -24,13 +24,12 @@ from sessions_admin import params
 from sessions_admin.access import staff_view
 from sessions_admin.ids import session_url
 from sessions_admin.params import MAX_SQLITE_INT, BadParameter
-from sessions_admin.store import queries
-from sessions_admin.store import transcript as store
+from sessions_admin.store import queries, transcript
 from sessions_admin.store.jsontext import parse_json_text
 from sessions_admin.store.spec import KNOWN_ROLES
 from sessions_admin.views import jsonhtml
 from sessions_admin.views.errors import render_bad_parameter
-from sessions_admin.views.messages import render_messages
+from sessions_admin.views.transcript_items import message_items
 
 TEMPLATE = "sessions_admin/session.html"
 VALUE_TEMPLATE = "sessions_admin/value.html"
@@ -60,8 +59,8 @@ def _session(session_id: str) -> queries.SessionRow:
 def _header_context(session: queries.SessionRow) -> dict[str, Any]:
     return {
         "session": session,
-        "message_count": store.message_count(session.id),
-        "state_keys": store.state_keys(session.id),
+        "message_count": transcript.message_count(session.id),
+        "state_keys": transcript.state_keys(session.id),
         "stats_url": session_url(session.id, "stats"),
         "state_url": session_url(session.id, "state"),
         "transcript_url": session_url(session.id),
@@ -69,16 +68,16 @@ def _header_context(session: queries.SessionRow) -> dict[str, Any]:
 
 
 def _transcript_context(request: HttpRequest, session: queries.SessionRow) -> dict[str, Any]:
-    message_filter = store.parse_message_filter(request.GET)
+    message_filter = transcript.parse_message_filter(request.GET)
     after = _message_id(request, "after")
     before = _message_id(request, "before")
     at = _message_id(request, "at")
     end = request.GET.get("end") == "1"
     try:
-        page = store.message_page(
+        page = transcript.message_page(
             session.id, message_filter, after=after, before=before, at=at, end=end
         )
-    except store.UnknownMessage as exc:
+    except transcript.UnknownMessage as exc:
         raise Http404(str(exc)) from None
     kept = message_filter.as_query()
     return {
@@ -86,7 +85,7 @@ def _transcript_context(request: HttpRequest, session: queries.SessionRow) -> di
         "filter_query": kept,
         "page": page,
         "message_rows": page.messages,
-        "messages_html": render_messages(session.id, page),
+        "message_items": message_items(session.id, page),
         "roles": _role_choices(message_filter.role),
         "after_url": session_url(session.id, after=page.last_id, **kept) if page.last_id else "",
         "before_url": session_url(session.id, before=page.first_id, **kept)
@@ -114,7 +113,7 @@ def _role_choices(current: str | None) -> list[str]:
 
 def _state_context(session: queries.SessionRow) -> dict[str, Any]:
     rows = []
-    for index, row in enumerate(store.state_rows(session.id)):
+    for index, row in enumerate(transcript.state_rows(session.id)):
         item: dict[str, Any] = {
             "row": row,
             "dom_id": f"state-{index}",
@@ -185,7 +184,7 @@ def _transcript_page(
     context.update(_header_context(session))
     context["tab"] = "transcript"
     if with_stats:
-        context["stats"] = store.session_stats(session.id)
+        context["stats"] = transcript.session_stats(session.id)
     return render(request, TEMPLATE, context)
 
 
@@ -221,7 +220,7 @@ def stats_page(request: HttpRequest, session_id: str) -> HttpResponse:
             f"{TEMPLATE}#stats",
             {
                 "session": session,
-                "stats": store.session_stats(session.id),
+                "stats": transcript.session_stats(session.id),
                 **_display_context(),
             },
         )
@@ -285,8 +284,8 @@ def message_value(
     if not -MAX_SQLITE_INT - 1 <= number <= MAX_SQLITE_INT:  # 19 digits can still overflow
         raise Http404(f"This session has no message {message_id}.")
     try:
-        text = store.message_value(session.id, number, field)
-    except store.UnknownMessage as exc:
+        text = transcript.message_value(session.id, number, field)
+    except transcript.UnknownMessage as exc:
         raise Http404(str(exc)) from None
     if text is None:
         raise Http404(f"Message {message_id} has no {field}.")
@@ -305,8 +304,8 @@ def message_value(
 
 def _state_value(request: HttpRequest, session: queries.SessionRow, key: str) -> HttpResponse:
     try:
-        row = store.state_value(session.id, key)
-    except store.UnknownMessage as exc:
+        row = transcript.state_value(session.id, key)
+    except transcript.UnknownMessage as exc:
         raise Http404(str(exc)) from None
     safe_key = "".join(c if c.isalnum() or c in "-_." else "_" for c in key)[:60] or "state"
     return _value_response(

@@ -156,31 +156,16 @@ def build_demo_home(
         raise ValueError("frames_fraction must be between 0 and 1")
     home = Path(home)
     store = home / STORE_RELPATH
-    # A leftover -wal or -journal would be replayed into the new file by
-    # SQLite, so it counts as an existing store too.
-    for existing in (store, Path(f"{store}-wal"), Path(f"{store}-journal")):
-        if existing.exists():
-            raise FileExistsError(
-                f"refusing to overwrite existing store {existing}; remove it (and "
-                f"{home / FRAMES_DIRNAME}) or pick another home"
-            )
+    _refuse_existing_store(home, store)
     if now_ms is None:
         now_ms = int(time.time() * 1000)
     started = time.perf_counter()
     store.parent.mkdir(parents=True, exist_ok=True)
     frames_root = home / FRAMES_DIRNAME
     frames_root.mkdir(parents=True, exist_ok=True)
-
-    before, after = schema_statements(SCHEMA_PATH.read_text(encoding="utf-8"))
     partial = store.with_name(store.name + ".partial")
-    for leftover in (
-        partial,
-        Path(f"{partial}-journal"),
-        Path(f"{partial}-wal"),
-        Path(f"{partial}-shm"),
-    ):
+    for leftover in _sidecars(partial, "-journal", "-wal", "-shm"):
         leftover.unlink(missing_ok=True)
-
     builder = Builder(
         home,
         sessions=sessions,
@@ -194,45 +179,12 @@ def build_demo_home(
     # isolation_level=None: we issue BEGIN/COMMIT ourselves.
     conn = sqlite3.connect(partial, isolation_level=None)
     try:
-        # Build settings: no journal, no fsync, a big cache (also the sorter's
-        # memory for CREATE INDEX). The file is private until linked into
-        # place, so a crash only loses the partial file. One sorter helper
-        # thread: on 10M rows, more threads were no faster on a 2-core machine.
-        conn.execute("PRAGMA journal_mode = OFF")
-        conn.execute("PRAGMA synchronous = OFF")
-        conn.execute("PRAGMA cache_size = -524288")  # 512 MiB
-        conn.execute(f"PRAGMA threads = {1 if (os.cpu_count() or 1) > 1 else 0}")
-        for stmt in before:
-            conn.execute(stmt)
-        for stmt in _NEIGHBOUR_DDL:
-            conn.execute(stmt)
-        conn.execute("BEGIN")
-        _neighbour_rows(conn, now_ms)
-        builder.start_frames_writer()
-        try:
-            builder.run(conn)
-            for stmt in after:
-                conn.execute(stmt)
-            conn.execute("COMMIT")
-            # What the runtime runs with; persistent in the file header.
-            conn.execute("PRAGMA journal_mode = WAL")
-            conn.close()
-        except BaseException:
-            builder.finish_frames_writer(report_errors=False)  # keep the first error
-            raise
+        _fill(conn, builder, now_ms)
         builder.finish_frames_writer()
-        try:
-            os.link(partial, store)  # fails if a store appeared meanwhile
-            partial.unlink()
-        except FileExistsError:
-            raise FileExistsError(f"refusing to overwrite existing store {store}") from None
-        except OSError:
-            if store.exists():
-                raise FileExistsError(f"refusing to overwrite existing store {store}") from None
-            partial.rename(store)  # filesystems without hard links
+        _link_into_place(partial, store)
     except BaseException:
         conn.close()
-        for leftover in (partial, Path(f"{partial}-wal"), Path(f"{partial}-shm")):
+        for leftover in _sidecars(partial, "-wal", "-shm"):
             leftover.unlink(missing_ok=True)
         raise
     return DemoSummary(
@@ -244,3 +196,63 @@ def build_demo_home(
         store_path=store,
         frames_root=frames_root,
     )
+
+
+def _sidecars(path: Path, *suffixes: str) -> list[Path]:
+    """``path`` and its SQLite side files (``-wal``, ``-journal``…)."""
+    return [path, *(Path(f"{path}{suffix}") for suffix in suffixes)]
+
+
+def _refuse_existing_store(home: Path, store: Path) -> None:
+    # A leftover -wal or -journal would be replayed into the new file by
+    # SQLite, so it counts as an existing store too.
+    for existing in _sidecars(store, "-wal", "-journal"):
+        if existing.exists():
+            raise FileExistsError(
+                f"refusing to overwrite existing store {existing}; remove it (and "
+                f"{home / FRAMES_DIRNAME}) or pick another home"
+            )
+
+
+def _fill(conn: sqlite3.Connection, builder: Builder, now_ms: int) -> None:
+    """Create the schema and every row in the private partial file, then close it."""
+    before, after = schema_statements(SCHEMA_PATH.read_text(encoding="utf-8"))
+    # Build settings: no journal, no fsync, a big cache (also the sorter's
+    # memory for CREATE INDEX). The file is private until linked into
+    # place, so a crash only loses the partial file. One sorter helper
+    # thread: on 10M rows, more threads were no faster on a 2-core machine.
+    conn.execute("PRAGMA journal_mode = OFF")
+    conn.execute("PRAGMA synchronous = OFF")
+    conn.execute("PRAGMA cache_size = -524288")  # 512 MiB
+    conn.execute(f"PRAGMA threads = {1 if (os.cpu_count() or 1) > 1 else 0}")
+    for stmt in before:
+        conn.execute(stmt)
+    for stmt in _NEIGHBOUR_DDL:
+        conn.execute(stmt)
+    conn.execute("BEGIN")
+    _neighbour_rows(conn, now_ms)
+    builder.start_frames_writer()
+    try:
+        builder.run(conn)
+        for stmt in after:
+            conn.execute(stmt)
+        conn.execute("COMMIT")
+        # What the runtime runs with; persistent in the file header.
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.close()
+    except BaseException:
+        builder.finish_frames_writer(report_errors=False)  # keep the first error
+        raise
+
+
+def _link_into_place(partial: Path, store: Path) -> None:
+    """Publish the finished file as ``store``, never over one that appeared meanwhile."""
+    try:
+        os.link(partial, store)  # fails if a store appeared meanwhile
+        partial.unlink()
+    except FileExistsError:
+        raise FileExistsError(f"refusing to overwrite existing store {store}") from None
+    except OSError:
+        if store.exists():
+            raise FileExistsError(f"refusing to overwrite existing store {store}") from None
+        partial.rename(store)  # filesystems without hard links

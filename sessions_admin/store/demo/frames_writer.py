@@ -111,49 +111,9 @@ class FramesWriter:
         for r in turn[1:]:
             role, ts = r[1], r[13]
             if role == "assistant":
-                frames.append(
-                    {
-                        "ts": prev,
-                        "kind": "model.call",
-                        "traceId": trace,
-                        "spanId": r[11],
-                        "parentSpanId": root,
-                        "name": "model.call",
-                        "durationMs": ts - prev,
-                        "payload": {
-                            "model": model,
-                            "inputTokens": frng.randint(800, 24_000),
-                            "outputTokens": frng.randint(20, 900),
-                            "stopReason": "tool_use" if r[4] else "end_turn",
-                        },
-                    }
-                )
+                frames.append(self._model_frame(r, prev, trace, root, model))
             elif role == "tool":
-                duration = r[9]
-                args, result = json.loads(r[7]), json.loads(r[8])
-                frames.append(
-                    {
-                        "ts": ts - duration,
-                        "kind": "tool.call",
-                        "traceId": trace,
-                        "spanId": r[11],
-                        "parentSpanId": root,
-                        "name": r[3],
-                        "payload": {"toolCallId": r[4], "target": r[5], "op": r[6], "args": args},
-                    }
-                )
-                frames.append(
-                    {
-                        "ts": ts,
-                        "kind": "tool.result",
-                        "traceId": trace,
-                        "spanId": r[11],
-                        "parentSpanId": root,
-                        "name": r[3],
-                        "durationMs": duration,
-                        "payload": {"toolCallId": r[4], "ok": result.get("ok"), "result": result},
-                    }
-                )
+                frames.extend(_tool_frames(r, trace, root))
             prev = ts
         end = prev + 2
         frames.append(
@@ -174,6 +134,25 @@ class FramesWriter:
         )
         frames.sort(key=lambda f: f["ts"])
         return frames
+
+    def _model_frame(self, r: tuple, prev: int, trace: str, root: str, model: str) -> dict:
+        """The model call that produced assistant message ``r``, from the previous message."""
+        frng = self.frng
+        return {
+            "ts": prev,
+            "kind": "model.call",
+            "traceId": trace,
+            "spanId": r[11],
+            "parentSpanId": root,
+            "name": "model.call",
+            "durationMs": r[13] - prev,
+            "payload": {
+                "model": model,
+                "inputTokens": frng.randint(800, 24_000),
+                "outputTokens": frng.randint(20, 900),
+                "stopReason": "tool_use" if r[4] else "end_turn",
+            },
+        }
 
     def _write_orphans(self, seen: set[str]) -> None:
         """Frame directories of sessions that no longer exist.
@@ -259,3 +238,25 @@ class FramesWriter:
                         os.close(fd)
         except BaseException as exc:  # reported by finish_frames_writer()
             self._frames_error = exc
+
+
+def _tool_frames(r: tuple, trace: str, root: str) -> list[dict]:
+    """The call and result frames of tool message ``r`` (its duration ends at its ts)."""
+    ts, duration = r[13], r[9]
+    args, result = json.loads(r[7]), json.loads(r[8])
+    common = {"traceId": trace, "spanId": r[11], "parentSpanId": root, "name": r[3]}
+    return [
+        {
+            "ts": ts - duration,
+            "kind": "tool.call",
+            **common,
+            "payload": {"toolCallId": r[4], "target": r[5], "op": r[6], "args": args},
+        },
+        {
+            "ts": ts,
+            "kind": "tool.result",
+            **common,
+            "durationMs": duration,
+            "payload": {"toolCallId": r[4], "ok": result.get("ok"), "result": result},
+        },
+    ]

@@ -279,34 +279,19 @@ def read_page(
     ``limit`` is clamped to ``1..MAX_LIMIT``.
     """
     offset = max(0, int(offset))
-    limit = max(1, min(int(limit), MAX_LIMIT))
-    max_line_bytes = max(1, int(max_line_bytes))
-    scan_budget = max(1, int(scan_budget))
-    max_page_bytes = max(1, int(max_page_bytes))
+    limits = _Limits(
+        limit=max(1, min(int(limit), MAX_LIMIT)),
+        max_line_bytes=max(1, int(max_line_bytes)),
+        scan_budget=max(1, int(scan_budget)),
+        max_page_bytes=max(1, int(max_page_bytes)),
+    )
     flt = _Filter(kind, q)
-
     fd = open_regular(path)
     with os.fdopen(fd, "rb", buffering=0) as f:
         st = os.fstat(f.fileno())
         size, mtime = st.st_size, st.st_mtime
         if offset > size:
-            return FramePage(
-                frames=[],
-                offset=offset,
-                next_offset=None,
-                end_offset=size,
-                size=size,
-                mtime=mtime,
-                pending=None,
-                eof=True,
-                realigned=False,
-                scanned_to=size,
-                scanned_bytes=0,
-                stop_reason="past_end",
-                next_line_number=None,
-                filtered=flt.active,
-            )
-
+            return _past_end_page(offset, size, mtime, flt.active)
         realigned = offset > 0 and _byte_before(f, offset) != b"\n"
         rd = _Reader(f, offset, size)
         number: int | None = None
@@ -318,141 +303,204 @@ def read_page(
             # Possibly inside the unterminated last line: then nothing is complete yet, and
             # resuming from the end will skip the rest of that line once it is finished.
             rd.skip_past_newline()
-        start = rd.pos
+        scan = _PageScan(rd, flt, limits, number)
+        stop_reason = scan.run()
+        return scan.page(stop_reason, offset=offset, size=size, mtime=mtime, realigned=realigned)
 
-        frames: list[FrameLine] = []
-        pending: PendingLine | None = None
-        page_bytes = 0
-        stop_reason = "eof"
-        search_from = rd.i  # where the newline search resumes, to avoid rescanning
-        needle = flt.needle
-        checked_to = -1  # file offset up to which the needle was already looked for
-        block: bytearray | None = None  # lowered copy of buffered lines, from block_off
-        block_off = 0
 
+def _past_end_page(offset: int, size: int, mtime: float, filtered: bool) -> FramePage:
+    return FramePage(
+        frames=[],
+        offset=offset,
+        next_offset=None,
+        end_offset=size,
+        size=size,
+        mtime=mtime,
+        pending=None,
+        eof=True,
+        realigned=False,
+        scanned_to=size,
+        scanned_bytes=0,
+        stop_reason="past_end",
+        next_line_number=None,
+        filtered=filtered,
+    )
+
+
+@dataclass(frozen=True)
+class _Limits:
+    limit: int
+    max_line_bytes: int
+    scan_budget: int
+    max_page_bytes: int
+
+
+class _PageScan:
+    """One :func:`read_page` pass: the reader, the frames kept, the line count, and where
+    the newline and needle searches resume (so no byte is searched twice)."""
+
+    def __init__(self, rd: _Reader, flt: _Filter, limits: _Limits, number: int | None) -> None:
+        self.rd = rd
+        self.flt = flt
+        self.limits = limits
+        self.number = number
+        self.start = rd.pos
+        self.frames: list[FrameLine] = []
+        self.pending: PendingLine | None = None
+        self.page_bytes = 0
+        self.search_from = rd.i  # where the newline search resumes, to avoid rescanning
+        self.needle = flt.needle
+        self.checked_to = -1  # file offset up to which the needle was already looked for
+        self.block: bytearray | None = None  # lowered copy of buffered lines, from block_off
+        self.block_off = 0
+
+    def run(self) -> str:
+        """Read lines until a limit is reached; return why the page stopped."""
+        rd = self.rd
         while True:
-            if len(frames) >= limit:
-                stop_reason = "limit"
-                break
-            if page_bytes >= max_page_bytes:
-                stop_reason = "page_bytes"
-                break
-            if rd.pos - start >= scan_budget:
-                stop_reason = "scan_budget"
-                break
-            if needle is not None and rd.pos >= checked_to:
-                # Filtered scan: look for the needle across all buffered complete lines
-                # (within the budget) at once and skip every line before the next hit,
-                # instead of testing lines one by one. A miss in the block is a miss on each
-                # line. The lowered block is kept until consumed, so frequent hits cost no
-                # more than one pass over it.
-                if block is None or rd.pos >= block_off + len(block):
-                    stop = min(rd.end, rd.i + scan_budget - (rd.pos - start))
-                    last_nl = rd.buf.rfind(b"\n", rd.i, stop)
-                    block = rd.buf[rd.i : last_nl + 1].lower() if last_nl != -1 else None
-                    block_off = rd.pos
-                if block is not None:
-                    rel = rd.pos - block_off
-                    hit = block.find(needle, rel)
-                    if hit == -1:
-                        skip_to = len(block)
-                    else:
-                        skip_to = max(rel, block.rfind(b"\n", rel, hit) + 1)
-                        hit_end = block.find(b"\n", hit)
-                        checked_to = block_off + (hit_end if hit_end != -1 else len(block)) + 1
-                    if skip_to > rel:
-                        if number is not None:
-                            number += block.count(b"\n", rel, skip_to)
-                        rd.i += skip_to - rel
-                        search_from = rd.i
-                        continue
-            nl = rd.find_nl(max(search_from, rd.i))
-            if nl == -1:
-                line_start = rd.pos
-                if rd.end - rd.i > max_line_bytes:
-                    head = rd.take(rd.i, rd.i + max_line_bytes)
-                    end = rd.skip_past_newline()
-                    if end is None:
-                        pending = PendingLine(
-                            line_start,
-                            rd.size - line_start,
-                            decode_preview(head, PENDING_PREVIEW_BYTES)[0],
-                        )
-                        break
-                    length = end - line_start
-                    if flt.too_long_ok(head):
-                        frames.append(too_long_frame(head, line_start, length, number))
-                        page_bytes += min(length, max_line_bytes)
-                    number = None if number is None else number + 1
-                    search_from = rd.i
-                    continue
-                search_from = rd.end - rd.i  # relative: fill() may shift the buffer
-                if not rd.fill():
-                    if rd.end > rd.i:
-                        pending = PendingLine(
-                            rd.pos,
-                            rd.end - rd.i,
-                            decode_preview(
-                                rd.take(rd.i, rd.i + PENDING_PREVIEW_BYTES),
-                                PENDING_PREVIEW_BYTES,
-                            )[0],
-                        )
-                    break
-                search_from += rd.i
+            reason = self.full()
+            if reason is not None:
+                return reason
+            if self.needle is not None and rd.pos >= self.checked_to and self.skip_misses():
                 continue
+            nl = rd.find_nl(max(self.search_from, rd.i))
+            if nl == -1:
+                if not self.unterminated():
+                    return "eof"
+                continue
+            self.complete_line(nl)
 
-            line_start = rd.pos
-            length = nl - rd.i
-            if length > max_line_bytes:
-                head = rd.take(rd.i, rd.i + max_line_bytes)
-                rd.i = nl + 1
-                if flt.too_long_ok(head):
-                    frames.append(too_long_frame(head, line_start, length, number))
-                    page_bytes += max_line_bytes
-            else:
-                content = rd.take(rd.i, nl)
-                rd.i = nl + 1
-                if content.strip() and (not flt.active or flt.raw_ok(content)):
-                    frame = parse_frame(content, line_start, length, number)
-                    if flt.frame_ok(frame):
-                        frames.append(frame)
-                        page_bytes += length
-            number = None if number is None else number + 1
-            search_from = rd.i
+    def full(self) -> str | None:
+        if len(self.frames) >= self.limits.limit:
+            return "limit"
+        if self.page_bytes >= self.limits.max_page_bytes:
+            return "page_bytes"
+        if self.rd.pos - self.start >= self.limits.scan_budget:
+            return "scan_budget"
+        return None
 
-        # Stop before a pending line so the next call re-reads it whole once complete.
-        end_offset = pending.offset if pending is not None else rd.pos
-        if stop_reason != "eof" and pending is None:
-            # Stopped early: we are still at EOF if nothing but an unterminated tail remains
-            # and it is already in the buffer (we do not read further to find out).
-            if rd.read_to >= rd.size and rd.find_nl(rd.i) == -1:
-                if rd.end > rd.i:
-                    tail_bytes = rd.take(rd.i, rd.i + PENDING_PREVIEW_BYTES)
-                    pending = PendingLine(
-                        rd.pos,
-                        rd.size - rd.pos,
-                        decode_preview(tail_bytes, PENDING_PREVIEW_BYTES)[0],
-                    )
-                eof = True
-            else:
-                eof = False
+    def skip_misses(self) -> bool:
+        """Filtered scan: look for the needle across all buffered complete lines (within
+        the budget) at once and skip every line before the next hit, instead of testing
+        lines one by one. A miss in the block is a miss on each line. The lowered block is
+        kept until consumed, so frequent hits cost no more than one pass over it. True
+        when lines were skipped."""
+        rd = self.rd
+        if self.block is None or rd.pos >= self.block_off + len(self.block):
+            stop = min(rd.end, rd.i + self.limits.scan_budget - (rd.pos - self.start))
+            last_nl = rd.buf.rfind(b"\n", rd.i, stop)
+            self.block = rd.buf[rd.i : last_nl + 1].lower() if last_nl != -1 else None
+            self.block_off = rd.pos
+        block = self.block
+        if block is None:
+            return False
+        rel = rd.pos - self.block_off
+        hit = block.find(self.needle, rel)
+        if hit == -1:
+            skip_to = len(block)
         else:
-            eof = True
+            skip_to = max(rel, block.rfind(b"\n", rel, hit) + 1)
+            hit_end = block.find(b"\n", hit)
+            self.checked_to = self.block_off + (hit_end if hit_end != -1 else len(block)) + 1
+        if skip_to <= rel:
+            return False
+        if self.number is not None:
+            self.number += block.count(b"\n", rel, skip_to)
+        rd.i += skip_to - rel
+        self.search_from = rd.i
+        return True
+
+    def count_line(self) -> None:
+        self.number = None if self.number is None else self.number + 1
+
+    def keep_too_long(self, head: bytes, line_start: int, length: int) -> None:
+        if self.flt.too_long_ok(head):
+            self.frames.append(too_long_frame(head, line_start, length, self.number))
+            self.page_bytes += min(length, self.limits.max_line_bytes)
+
+    def unterminated(self) -> bool:
+        """No newline in the buffer: skip a line longer than the limit, or read more.
+        False at the end of the file (with ``pending`` set when a partial line is left)."""
+        rd = self.rd
+        line_start = rd.pos
+        if rd.end - rd.i > self.limits.max_line_bytes:
+            head = rd.take(rd.i, rd.i + self.limits.max_line_bytes)
+            end = rd.skip_past_newline()
+            if end is None:
+                preview = decode_preview(head, PENDING_PREVIEW_BYTES)[0]
+                self.pending = PendingLine(line_start, rd.size - line_start, preview)
+                return False
+            self.keep_too_long(head, line_start, end - line_start)
+            self.count_line()
+            self.search_from = rd.i
+            return True
+        self.search_from = rd.end - rd.i  # relative: fill() may shift the buffer
+        if not rd.fill():
+            if rd.end > rd.i:
+                head = rd.take(rd.i, rd.i + PENDING_PREVIEW_BYTES)
+                preview = decode_preview(head, PENDING_PREVIEW_BYTES)[0]
+                self.pending = PendingLine(rd.pos, rd.end - rd.i, preview)
+            return False
+        self.search_from += rd.i
+        return True
+
+    def complete_line(self, nl: int) -> None:
+        rd = self.rd
+        line_start = rd.pos
+        length = nl - rd.i
+        if length > self.limits.max_line_bytes:
+            head = rd.take(rd.i, rd.i + self.limits.max_line_bytes)
+            rd.i = nl + 1
+            self.keep_too_long(head, line_start, length)
+        else:
+            content = rd.take(rd.i, nl)
+            rd.i = nl + 1
+            flt = self.flt
+            if content.strip() and (not flt.active or flt.raw_ok(content)):
+                frame = parse_frame(content, line_start, length, self.number)
+                if flt.frame_ok(frame):
+                    self.frames.append(frame)
+                    self.page_bytes += length
+        self.count_line()
+        self.search_from = rd.i
+
+    def at_eof(self, stop_reason: str) -> bool:
+        """Whether the page reaches the end of the file. Stopped early, we are still at
+        EOF if nothing but an unterminated tail remains and it is already in the buffer
+        (we do not read further to find out); that tail becomes ``pending``."""
+        rd = self.rd
+        if stop_reason == "eof" or self.pending is not None:
+            return True
+        if rd.read_to < rd.size or rd.find_nl(rd.i) != -1:
+            return False
+        if rd.end > rd.i:
+            head = rd.take(rd.i, rd.i + PENDING_PREVIEW_BYTES)
+            preview = decode_preview(head, PENDING_PREVIEW_BYTES)[0]
+            self.pending = PendingLine(rd.pos, rd.size - rd.pos, preview)
+        return True
+
+    def page(
+        self, stop_reason: str, *, offset: int, size: int, mtime: float, realigned: bool
+    ) -> FramePage:
+        """The page read; ``size`` is the file's size when it was opened."""
+        # Stop before a pending line so the next call re-reads it whole once complete.
+        end_offset = self.pending.offset if self.pending is not None else self.rd.pos
+        eof = self.at_eof(stop_reason)
         return FramePage(
-            frames=frames,
-            offset=start,
+            frames=self.frames,
+            offset=self.start,
             next_offset=None if eof else end_offset,
             end_offset=end_offset,
             size=size,
             mtime=mtime,
-            pending=pending,
+            pending=self.pending,
             eof=eof,
             realigned=realigned,
             scanned_to=end_offset,
             scanned_bytes=end_offset - offset,
             stop_reason=stop_reason,
-            next_line_number=number,
-            filtered=flt.active,
+            next_line_number=self.number,
+            filtered=self.flt.active,
         )
 
 

@@ -22,8 +22,8 @@ Layout: a module per screen, plus what they share.
 * :mod:`~sessions_admin.views.frames.request_frames`: the ``frames_request`` subpage and
   its live tail.
 * :mod:`~sessions_admin.views.frames.orphans`: the orphans page.
-* :mod:`~sessions_admin.views.frames.render`: the table rows and the SVG timeline as
-  escaped HTML (the pages' hot loops).
+* :mod:`~sessions_admin.views.frames.render`: the table rows and the SVG timeline, as
+  values for the template.
 * :mod:`~sessions_admin.views.frames.common`: query parameters, problem pages, request URLs.
 
 The tunables (page sizes, budgets) live in, and are patched on, the module that uses them.

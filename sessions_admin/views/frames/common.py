@@ -18,7 +18,7 @@ from django.shortcuts import render
 from sessions_admin import params
 from sessions_admin.ids import session_url
 from sessions_admin.params import BadParameter
-from sessions_admin.store import frames as store
+from sessions_admin.store import frames
 from sessions_admin.views.responses import render_banner
 
 REQUEST_TEMPLATE = "sessions_admin/frames_request.html"
@@ -52,7 +52,7 @@ def frames_problem(
     request: HttpRequest, exc: Exception, back: tuple[str, str] | None = None
 ) -> HttpResponse:
     """The page for what the frames store refused or could not read."""
-    if isinstance(exc, store.FramesRefused):
+    if isinstance(exc, frames.FramesRefused):
         return problem_page(
             request,
             400,
@@ -60,7 +60,7 @@ def frames_problem(
             f"{exc} Only files inside the frames root are ever opened.",
             back,
         )
-    if isinstance(exc, store.FramesNotFound):
+    if isinstance(exc, frames.FramesNotFound):
         return problem_page(request, 404, "Not found", str(exc), back)
     if isinstance(exc, OSError):
         reason = exc.strerror or str(exc)
@@ -70,7 +70,7 @@ def frames_problem(
     return problem_page(request, 400, "Refused", str(exc), back)
 
 
-FRAMES_ERRORS = (store.FramesError, OSError)
+FRAMES_ERRORS = (frames.FramesError, OSError)
 
 
 # --- Parameters ---------------------------------------------------------------------------
@@ -121,7 +121,7 @@ class FrameQuery:
         """What the store scans for: an id is far more selective than free text."""
         return self.trace or self.span or self.q
 
-    def keeps(self, frame: store.FrameLine) -> bool:
+    def keeps(self, frame: frames.FrameLine) -> bool:
         """Checks the store's substring scan cannot make. Damaged lines that matched the
         scan stay: they may well belong to the trace, and hiding damage misleads."""
         if frame.error is not None:

@@ -1,24 +1,22 @@
-"""HTML of the frames table rows and of the SVG timeline, rendered in Python.
+"""The frames table's rows and the SVG timeline, prepared for ``frames_request.html``.
 
-These are the hot loops of the frames pages (a hundred rows, a mark per frame), so they
-are escaped f-strings rather than template loops; see the note above :func:`_e`. Every
-value taken from a frame goes through :func:`_e`; the rest are numbers we made.
+Every value a row or a timeline mark shows is worked out here as plain text, URLs,
+numbers and flags; the template's ``rows`` partial and ``timeline`` block place them
+and escape each one.
 """
 
 from __future__ import annotations
 
-import html
 import re
 from dataclasses import dataclass, field
 
 from django.utils import timezone
-from django.utils.safestring import SafeString, mark_safe
 
-from sessions_admin.humanize import clock_ms, exact_time, signed_duration
+from sessions_admin.humanize import clock_ms, duration, exact_time, file_size, signed_duration
 from sessions_admin.ids import session_url
-from sessions_admin.store import frames as store
+from sessions_admin.store import frames
 from sessions_admin.store.timeutil import from_epoch_ms
-from sessions_admin.templatetags.sessions_admin import duration_ms, filesize, short_id
+from sessions_admin.templatetags.sessions_admin import short_id
 from sessions_admin.views.frames.common import request_url
 
 #: Timeline: most bars drawn, and the drawing's size in SVG user units.
@@ -47,7 +45,7 @@ def _clock(ts_ms: int | None) -> tuple[str, str, str] | None:
 _FAILED = frozenset({"error", "failed", "failure", "fail"})
 
 
-def _failed(frame: store.FrameLine) -> bool:
+def _failed(frame: frames.FrameLine) -> bool:
     data = frame.data or {}
     status = data.get("status")
     return (
@@ -57,9 +55,23 @@ def _failed(frame: store.FrameLine) -> bool:
     )
 
 
+def _where(frame: frames.FrameLine) -> str:
+    return f"line {frame.number:,}" if frame.number else f"at byte {frame.offset:,}"
+
+
+def _damage(frame: frames.FrameLine) -> str:
+    reason = frame.error or ""
+    if frame.error == "line too long":
+        size = file_size(frame.length)
+        reason += f": {size} ({frame.length:,} bytes), only its start is shown"
+    return reason
+
+
 @dataclass
 class FrameRow:
-    frame: store.FrameLine
+    """One row of the frames table (or of a trace search's hits)."""
+
+    frame: frames.FrameLine
     dom_id: str
     clock: tuple[str, str, str] | None
     since_ms: float | None  # since the page's first timed frame
@@ -68,123 +80,59 @@ class FrameRow:
     messages_url: str = ""
     span_messages_url: str = ""
     trace_frames_url: str = ""
-
-    @property
-    def html(self) -> SafeString:
-        return _row_html(self)
-
-
-# The table body and the timeline are the hot loops of the page: a hundred rows through
-# the template engine (or even format_html, whose lazy-string checks dominate) cost
-# 10-20 ms; plain f-strings cost ~2 ms, which keeps the first page of a 1 GB file well
-# under 50 ms of server time. Every interpolated value goes through _e (the stdlib's
-# html.escape with quotes, which is what Django's escape does) or is a number we made.
-_MUTED_DASH = '<span class="muted">—</span>'
-
-
-def _e(value: object) -> str:
-    return html.escape(str(value), quote=True)
-
-
-def _where(frame: store.FrameLine) -> str:
-    return f"line {frame.number:,}" if frame.number else f"at byte {frame.offset:,}"
+    classes: str = "frame"
+    # Text, not numbers: the template engine localizes every number it prints.
+    chip_class: str = ""
+    iso: str = ""
+    clock_text: str = ""
+    exact: str = ""
+    #: The line number ("1,234"), or "" with the byte offset ("1,234") instead.
+    line: str = ""
+    offset: str = ""
+    where: str = ""
+    size: str = ""
+    since: str = ""
+    took: str = ""
+    trace_short: str = ""
+    span_short: str = ""
+    damage: str = ""
+    shown_chars: str = ""
+    length: str = ""
 
 
-def _line_cell(frame: store.FrameLine) -> str:
-    if frame.number:
-        return f'<td class="num line">{frame.number:,}</td>'
-    return (
-        f'<td class="num line"><span class="muted" title="byte offset">@{frame.offset:,}'
-        "</span></td>"
-    )
-
-
-def _damaged_html(row: FrameRow) -> str:
+def _prepared(row: FrameRow) -> FrameRow:
     f = row.frame
-    reason = f.error or ""
-    if f.error == "line too long":
-        reason += f": {filesize(f.length)} ({f.length:,} bytes), only its start is shown"
-    note = ""
-    if f.truncated:
-        note = (
-            f'<p class="truncated-note">Only the first {len(f.raw):,} characters of '
-            f"{f.length:,} bytes are shown.</p>"
-        )
-    return (
-        f'<tr class="frame frame-damaged" id="{row.dom_id}">{_line_cell(f)}<td colspan="5">'
-        '<details class="frame-json"><summary><span class="mark mark-broken">unreadable '
-        f'{_where(f)}</span> <span class="reason">{_e(reason)}</span></summary>'
-        f'<pre class="json raw">{_e(f.raw)}</pre>{note}</details></td></tr>\n'
-    )
-
-
-def _row_html(row: FrameRow) -> SafeString:
-    f = row.frame
+    row.line = f"{f.number:,}" if f.number else ""
+    row.offset = f"{f.offset:,}"
+    row.where = _where(f)
+    row.size = file_size(f.length)
+    row.length = f"{f.length:,}"
     if f.error:
-        return mark_safe(_damaged_html(row))
+        row.classes = "frame frame-damaged"
+        row.damage = _damage(f)
+        row.shown_chars = f"{len(f.raw):,}"
+        return row
+    row.classes = "frame frame-failed" if row.failed else "frame"
+    row.chip_class = f"chip-{row.chip}"
     if row.clock:
-        since = f' <span class="muted">+{duration_ms(row.since_ms)}</span>' if row.since_ms else ""
-        iso, clock, exact = row.clock
-        time_cell = f'<time datetime="{_e(iso)}" title="{_e(exact)}">{_e(clock)}</time>{since}'
-    else:
-        time_cell = _MUTED_DASH
-    kind = f'<span class="chip chip-{row.chip}">{_e(f.kind)}</span>' if f.kind else _MUTED_DASH
-    trace = _MUTED_DASH
-    if f.trace_id:
-        trace_id = _e(f.trace_id)
-        trace = (
-            f'<a href="{_e(row.trace_frames_url)}" title="Only frames of trace {trace_id}">'
-            f"<code>{_e(short_id(f.trace_id))}</code></a>"
-        )
-        if row.messages_url:
-            trace += (
-                f' <a class="pair" href="{_e(row.messages_url)}" title="Messages with '
-                f'trace {trace_id}">msgs</a>'
-            )
-    span = _MUTED_DASH
-    if f.span_id:
-        span_id = _e(f.span_id)
-        span = f'<code title="{span_id}">{_e(short_id(f.span_id))}</code>'
-        if row.span_messages_url:
-            span += (
-                f' <a class="pair" href="{_e(row.span_messages_url)}" title="Messages with '
-                f'span {span_id}">msgs</a>'
-            )
-    failed = '<span class="mark mark-error">error</span> ' if row.failed else ""
-    took = (
-        f' <span class="muted">· {duration_ms(f.duration_ms)}</span>'
-        if f.duration_ms is not None
-        else ""
-    )
-    cut = (
-        f'<p class="truncated-note">Cut at {len(f.pretty):,} characters; the line is '
-        f"{filesize(f.length)}.</p>"
-        if f.pretty_truncated
-        else ""
-    )
-    about = f"{_where(f)} · {filesize(f.length)}"
-    if f.parent_span_id:
-        about += f" · parent span <code>{_e(f.parent_span_id)}</code>"
-    if f.trace_id:
-        about += f" · trace <code>{_e(f.trace_id)}</code>"
-    return mark_safe(
-        f'<tr class="frame{" frame-failed" if row.failed else ""}" id="{row.dom_id}">'
-        f'{_line_cell(f)}<td class="time">{time_cell}</td><td>{kind}</td>'
-        f'<td class="id">{trace}</td><td class="id">{span}</td><td class="frame-summary">'
-        f'<details class="frame-json"><summary>{failed}{_e(f.summary)}{took}</summary>'
-        f'<pre class="json">{_e(f.pretty)}</pre>{cut}'
-        f'<p class="value-actions muted">{about}</p></details></td></tr>\n'
-    )
+        row.iso, row.clock_text, row.exact = row.clock
+    row.since = duration(row.since_ms) if row.since_ms else ""
+    row.took = duration(f.duration_ms) if f.duration_ms is not None else ""
+    row.trace_short = short_id(f.trace_id) if f.trace_id else ""
+    row.span_short = short_id(f.span_id) if f.span_id else ""
+    row.shown_chars = f"{len(f.pretty):,}" if f.pretty_truncated else ""
+    return row
 
 
 def frame_rows(
     session_id: str,
     request_id: str,
-    page_frames: list[store.FrameLine],
+    page_frames: list[frames.FrameLine],
     *,
     has_session: bool,
     t0: int | None,
 ) -> list[FrameRow]:
+    """The rows of one page of frames, ready for the ``rows`` partial."""
     rows = []
     for frame in page_frames:
         row = FrameRow(
@@ -201,7 +149,7 @@ def frame_rows(
                 row.messages_url = session_url(session_id, trace=frame.trace_id)
         if frame.span_id and has_session:
             row.span_messages_url = session_url(session_id, span=frame.span_id)
-        rows.append(row)
+        rows.append(_prepared(row))
     return rows
 
 
@@ -243,33 +191,18 @@ class Timeline:
     untimed: int = 0
     duration_ms: float = 0.0
 
-    @property
-    def marks_html(self) -> SafeString:
-        """The ticks and bars as SVG (one per frame: a hot loop, see _row_html)."""
-        out = []
-        for kind, bars in (("tl-tick", self.ticks), ("tl-bar", self.bars)):
-            for bar in bars:
-                failed = " tl-failed" if bar.failed else ""
-                out.append(
-                    f'<a href="{_e(bar.href)}"><rect class="{kind} chip-{bar.chip}{failed}" '
-                    f'x="{bar.x}" y="{bar.y}" width="{bar.width}" height="{bar.height}"'
-                    f"{' rx="1"' if kind == 'tl-bar' else ''}><title>{_e(bar.label)}</title>"
-                    "</rect></a>"
-                )
-        return mark_safe("".join(out))
 
-
-def _span_label(frame: store.FrameLine, ms: float | None) -> str:
+def _span_label(frame: frames.FrameLine, ms: float | None) -> str:
     parts = [p for p in (frame.kind, frame.name) if p]
     if ms is not None:
         parts.append(signed_duration(ms))
     return " · ".join(parts) or "frame"
 
 
-def timeline_of(page_frames: list[store.FrameLine]) -> Timeline | None:
-    spans: list[tuple[float, float, store.FrameLine]] = []
-    events: list[tuple[float, store.FrameLine]] = []
-    open_spans: dict[str, store.FrameLine] = {}
+def timeline_of(page_frames: list[frames.FrameLine]) -> Timeline | None:
+    spans: list[tuple[float, float, frames.FrameLine]] = []
+    events: list[tuple[float, frames.FrameLine]] = []
+    open_spans: dict[str, frames.FrameLine] = {}
     untimed = 0
     for frame in page_frames:
         if frame.ts_ms is None:

@@ -20,8 +20,7 @@ from django.views.decorators.vary import vary_on_headers
 from sessions_admin.access import staff_view
 from sessions_admin.ids import session_url
 from sessions_admin.params import BadParameter
-from sessions_admin.store import frames as store
-from sessions_admin.store import queries
+from sessions_admin.store import frames, queries
 from sessions_admin.store.connection import frames_root
 from sessions_admin.views.frames.common import (
     FRAMES_ERRORS,
@@ -47,14 +46,14 @@ TAIL_IDLE_SECONDS = 30
 # --- Frames of one request ----------------------------------------------------------------
 
 
-def _tail_state(page: store.FramePage, now: float) -> dict[str, Any]:
+def _tail_state(page: frames.FramePage, now: float) -> dict[str, Any]:
     """Whether a viewer at the end of the file should keep polling."""
     quiet_for = max(0.0, now - page.mtime)
     return {"live": quiet_for < TAIL_IDLE_SECONDS, "quiet_for": quiet_for}
 
 
 def _tail_url(
-    session_id: str, request_id: str, page: store.FramePage, query: FrameQuery, number: int | None
+    session_id: str, request_id: str, page: frames.FramePage, query: FrameQuery, number: int | None
 ) -> str:
     return request_url(
         session_id,
@@ -68,13 +67,13 @@ def _tail_url(
     )
 
 
-def _read(path: Path, offset: int, query: FrameQuery, number: int | None) -> store.FramePage:
-    return store.read_page(
+def _read(path: Path, offset: int, query: FrameQuery, number: int | None) -> frames.FramePage:
+    return frames.read_page(
         path, offset, PAGE_FRAMES, kind=query.kind, q=query.store_q, first_line_number=number
     )
 
 
-def _last_page(path: Path, query: FrameQuery) -> tuple[int, store.FramePage]:
+def _last_page(path: Path, query: FrameQuery) -> tuple[int, frames.FramePage]:
     """The last page of the file: lines can only be found reading forward, so read from
     a window before the end and keep the last page that has frames (bounded reads)."""
     size = path.stat().st_size
@@ -93,7 +92,7 @@ def _last_page(path: Path, query: FrameQuery) -> tuple[int, store.FramePage]:
 @require_safe
 @vary_on_headers("HX-Request")
 @staff_view()
-def request_page(request: HttpRequest, session_id: str, request_id: str) -> HttpResponse:
+def request_frames_page(request: HttpRequest, session_id: str, request_id: str) -> HttpResponse:
     try:
         query = FrameQuery.from_request(request)
         offset = whole_param(request, "offset", "a byte offset")
@@ -102,7 +101,7 @@ def request_page(request: HttpRequest, session_id: str, request_id: str) -> Http
         return problem_page(request, 400, "Bad request", str(exc))
     tailing = request.GET.get("tail") == "1" and bool(request.htmx)
     try:
-        path = store.request_file(frames_root(), session_id, request_id)
+        path = frames.request_file(frames_root(), session_id, request_id)
         if tailing:
             return _tail(request, session_id, request_id, path, query, offset or 0, number)
         at_end = request.GET.get("end") == "1" and offset is None
@@ -184,7 +183,7 @@ def _tail(
         last_size = whole_param(request, "size", "a size")
     except BadParameter:  # a hand-edited poll URL: treat as "changed", the read is the same
         last_size = None
-    result = store.tail(
+    result = frames.tail(
         path,
         offset,
         last_size=last_size,

@@ -18,8 +18,7 @@ from django.views.decorators.vary import vary_on_headers
 from sessions_admin.access import staff_view
 from sessions_admin.ids import session_url
 from sessions_admin.params import BadParameter
-from sessions_admin.store import frames as store
-from sessions_admin.store import queries
+from sessions_admin.store import frames, queries
 from sessions_admin.store.connection import frames_root
 from sessions_admin.views.frames.common import (
     FRAMES_ERRORS,
@@ -45,7 +44,7 @@ TRACE_FRAMES_PER_FILE = 20
 
 @dataclass
 class TraceHit:
-    request: store.RequestFile
+    request: frames.RequestFile
     rows: list[FrameRow]
     url: str
     searched_bytes: int
@@ -54,7 +53,7 @@ class TraceHit:
 
 
 def _trace_search(
-    session_id: str, requests: list[store.RequestFile], query: FrameQuery, has_session: bool
+    session_id: str, requests: list[frames.RequestFile], query: FrameQuery, has_session: bool
 ) -> tuple[list[TraceHit], int]:
     """Frames of one trace/span across the session's requests, within a byte budget.
 
@@ -71,8 +70,8 @@ def _trace_search(
             continue
         budget = min(TRACE_FILE_BUDGET, TRACE_TOTAL_BUDGET - spent)
         try:
-            path = store.request_file(root, session_id, request_file.request_id)
-            page = store.read_page(
+            path = frames.request_file(root, session_id, request_file.request_id)
+            page = frames.read_page(
                 path,
                 0,
                 TRACE_FRAMES_PER_FILE,
@@ -107,7 +106,7 @@ def _trace_search(
 @require_safe
 @vary_on_headers("HX-Request")
 @staff_view()
-def requests_page(request: HttpRequest, session_id: str) -> HttpResponse:
+def session_requests_page(request: HttpRequest, session_id: str) -> HttpResponse:
     try:
         query = FrameQuery.from_request(request)
     except BadParameter as exc:
@@ -115,8 +114,8 @@ def requests_page(request: HttpRequest, session_id: str) -> HttpResponse:
     session = queries.get_session(session_id)
     root = frames_root()
     try:
-        requests = store.list_requests(root, session_id)
-        has_dir = bool(requests) or store.session_dir(root, session_id).is_dir()
+        requests = frames.list_requests(root, session_id)
+        has_dir = bool(requests) or frames.session_dir(root, session_id).is_dir()
     except FRAMES_ERRORS as exc:
         return frames_problem(request, exc)
     context: dict[str, Any] = {

@@ -1,0 +1,363 @@
+"""Load: staff browse through gunicorn while the runtime keeps appending.
+
+    SESSIONS_ADMIN_BENCH_DIR=/work/bench .venv/bin/python bench/bench_load.py \\
+        [--users 20] [--seconds 60] [--keep-copy]
+
+1. Copies the 500,000-session bench store (file, WAL and all) to
+   ``<bench dir>/<branch>-load-home``: the appender writes there, never to
+   the shared store. The frames are read from the shared home (read only).
+2. Gives the copy a Django data folder of its own: migrate, collectstatic
+   and ``--users`` staff accounts.
+3. Starts gunicorn exactly as the README does (``-c gunicorn.conf.py``),
+   JSON request logs to a file.
+4. Starts the appender, a separate process that appends messages as the
+   runtime does (``BEGIN IMMEDIATE; INSERT; COMMIT``, its own 5 s busy
+   timeout), about 150 a second, timing each wait for the write lock.
+5. Runs locust headless (bench/locust_staff.py): ``--users`` staff with
+   1-3 s think time for ``--seconds`` over the list, filters, transcripts,
+   frames and targets.
+6. Reports throughput, p50/p95/p99 and errors per page and overall (from
+   locust's CSV), the appender's writes, worst wait and errors, and lost
+   writes (its rows counted in the store afterwards), against the goals:
+   0 errors, p95 < 150 ms, p99 < 300 ms, waits < 500 ms, nothing lost.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing as mp
+import os
+import secrets
+import shutil
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.bench_deletes import copy_home  # noqa: E402
+from bench.common import BENCH_DIR, ROOT, bench_home, print_table  # noqa: E402
+
+APPEND_PAUSE_S = 0.005  # ~150 writes/s, a busy runtime
+APPENDER_SESSIONS = 4
+GOALS = {"p95": 150, "p99": 300, "wait": 500}
+
+
+def branch() -> str:
+    name = subprocess.run(
+        ["git", "rev-parse", "--abbrev-ref", "HEAD"], cwd=ROOT, capture_output=True, text=True
+    ).stdout.strip()
+    return name.replace("/", "-") or "bench"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def samples(store: Path, frames_root: Path, users: list[tuple[str, str]]) -> dict:
+    """Ids the locust users click on, read once from the copy with plain sqlite3."""
+    conn = sqlite3.connect(f"file:{store}?mode=ro", uri=True)
+    top = conn.execute("SELECT MAX(rowid) FROM sessions").fetchone()[0]
+    rowids = random_rowids(top, 400)
+    marks = ",".join("?" * len(rowids))
+    sessions = [
+        row[0] for row in conn.execute(f"SELECT id FROM sessions WHERE rowid IN ({marks})", rowids)
+    ]
+    targets = [row[0] for row in conn.execute("SELECT DISTINCT target_key FROM sessions")]
+    principals = [
+        row[0]
+        for row in conn.execute(
+            f"SELECT DISTINCT principal_id FROM sessions WHERE rowid IN ({marks}) "
+            "AND principal_id IS NOT NULL",
+            rowids,
+        )
+    ]
+    conn.close()
+    frames = []
+    for directory in sorted(frames_root.iterdir())[:500]:
+        for file in sorted(directory.glob("activity-*.jsonl"))[:3]:
+            frames.append((directory.name, file.stem.removeprefix("activity-")))
+    return {
+        "users": users,
+        "sessions": sessions,
+        "targets": targets,
+        "principals": principals,
+        "big_session": "sess_big",
+        "frames": frames,
+    }
+
+
+def random_rowids(top: int, count: int) -> list[int]:
+    import random
+
+    return random.Random(7).sample(range(1, top + 1), count)
+
+
+def prepare_django(env: dict[str, str], users: int) -> list[tuple[str, str]]:
+    """Migrate, collect static files and make the staff accounts, as an operator would."""
+    manage = [sys.executable, str(ROOT / "manage.py")]
+    for step in (["migrate", "--skip-checks"], ["collectstatic", "--noinput", "--skip-checks"]):
+        subprocess.run([*manage, *step, "-v", "0"], env=env, check=True, cwd=ROOT)
+    accounts = [(f"staff{n:02d}", secrets.token_urlsafe(12)) for n in range(users)]
+    code = (
+        "import json, sys\n"
+        "from django.contrib.auth.models import Permission, User\n"
+        "view = Permission.objects.get(\n"
+        "    codename='view_session', content_type__app_label='sessions_admin'\n"
+        ")\n"
+        "for name, password in json.loads(sys.stdin.read()):\n"
+        "    user = User.objects.create_user(name, password=password, is_staff=True)\n"
+        "    user.user_permissions.add(view)\n"
+    )
+    subprocess.run(
+        [*manage, "shell", "-v", "0", "-c", code],
+        env=env,
+        input=json.dumps(accounts),
+        text=True,
+        check=True,
+        cwd=ROOT,
+    )
+    return accounts
+
+
+def appender(path: str, stop: mp.Event, results: mp.Queue) -> None:
+    """The runtime: appends messages until told to stop, timing each write's wait."""
+    conn = sqlite3.connect(path, timeout=5.0, isolation_level=None)
+    conn.execute("PRAGMA foreign_keys = ON")
+    now = int(time.time() * 1000)
+    sessions = [f"load_appender_{i}" for i in range(APPENDER_SESSIONS)]
+    conn.execute("BEGIN IMMEDIATE")
+    conn.executemany(
+        "INSERT INTO sessions (id, target_key, profile_key, principal_id, title, turn_count, "
+        "created_at, last_active) VALUES (?, 'bench.appender', 'default', 'bench:runtime', "
+        "'appender', 0, ?, ?)",
+        [(sid, now, now) for sid in sessions],
+    )
+    conn.execute("COMMIT")
+    results.put(("ready", None))
+    written = dict.fromkeys(sessions, 0)
+    waits: list[float] = []
+    errors: list[str] = []
+    n = 0
+    while not stop.is_set():
+        sid = sessions[n % len(sessions)]
+        started = time.perf_counter()
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            waits.append((time.perf_counter() - started) * 1000)
+            conn.execute(
+                "INSERT INTO session_messages (session_id, role, content, ts) "
+                "VALUES (?, ?, 'still here', ?)",
+                (sid, "user" if n % 2 == 0 else "assistant", int(time.time() * 1000)),
+            )
+            conn.execute("COMMIT")
+            written[sid] += 1
+        except sqlite3.Error as exc:
+            errors.append(f"{type(exc).__name__}: {exc}")
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+        n += 1
+        time.sleep(APPEND_PAUSE_S)
+    conn.close()
+    results.put(("done", (written, waits, errors)))
+
+
+def start_gunicorn(env: dict[str, str], port: int, log: Path) -> subprocess.Popen:
+    process = subprocess.Popen(
+        [sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py", "--bind", f"127.0.0.1:{port}"],
+        cwd=ROOT,
+        env=env,
+        stdout=log.open("w"),
+        stderr=subprocess.STDOUT,
+    )
+    import urllib.request
+
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=5) as reply:
+                if reply.status == 200:
+                    return process
+        except OSError:
+            time.sleep(0.3)
+    process.kill()
+    raise SystemExit("gunicorn did not answer /healthz:\n" + log.read_text()[-3000:])
+
+
+def run_locust(host: str, samples_file: Path, out: Path, users: int, seconds: int) -> None:
+    env = {
+        **os.environ,
+        "BENCH_LOAD_SAMPLES": str(samples_file),
+        "BENCH_LOAD_TIMINGS": str(out / "timings.json"),
+    }
+    command = [
+        sys.executable,
+        "-m",
+        "locust",
+        "-f",
+        str(ROOT / "bench" / "locust_staff.py"),
+        "--headless",
+        "--users",
+        str(users),
+        "--spawn-rate",
+        str(users),  # everyone within the first second
+        "--run-time",
+        f"{seconds}s",
+        "--host",
+        host,
+        "--only-summary",
+        "--loglevel",
+        "WARNING",
+    ]
+    # locust exits 1 when any request failed: the report below says which.
+    with (out / "locust.log").open("w") as log:
+        subprocess.run(command, env=env, cwd=ROOT, timeout=seconds + 120, stdout=log, stderr=log)
+
+
+def percentile(ordered: list[float], fraction: float) -> float:
+    return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
+
+
+def summarize(name: str, timings: list[tuple[str, float, bool]], seconds: int) -> list:
+    times = sorted(ms for _, ms, _ in timings)
+    errors = sum(1 for _, _, failed in timings if failed)
+    return [
+        name,
+        len(times),
+        errors,
+        len(times) / seconds,
+        percentile(times, 0.50),
+        percentile(times, 0.95),
+        percentile(times, 0.99),
+        times[-1],
+    ]
+
+
+def lost_writes(store: Path, written: dict[str, int]) -> int:
+    conn = sqlite3.connect(f"file:{store}?mode=ro", uri=True)
+    lost = 0
+    for sid, count in written.items():
+        found = conn.execute(
+            "SELECT COUNT(*) FROM session_messages WHERE session_id = ?", (sid,)
+        ).fetchone()[0]
+        lost += max(0, count - found)
+    conn.close()
+    return lost
+
+
+def report(timings: list, seconds: int, appended: tuple, lost: int) -> bool:
+    """Per page and for all browsing (logins apart), then the appender; True if goals met."""
+    written, waits, errors = appended
+    names = sorted({name for name, _, _ in timings})
+    browsing = [t for t in timings if not t[0].startswith("login")]
+    logins = [t for t in timings if t[0].startswith("login")]
+    rows = [summarize(name, [t for t in timings if t[0] == name], seconds) for name in names]
+    rows.append(summarize("all browsing (no login)", browsing, seconds))
+    if logins:
+        rows.append(summarize("logins (PBKDF2, once each)", logins, seconds))
+    print_table(
+        f"Load: {seconds} s through gunicorn (gunicorn.conf.py); times in ms",
+        ["page", "requests", "errors", "req/s", "p50", "p95", "p99", "max"],
+        rows,
+    )
+    total = summarize("", browsing, seconds)
+    waits.sort()
+    worst = waits[-1] if waits else 0.0
+    print(
+        f"\nappender: {sum(written.values()):,} writes, worst wait for the write lock "
+        f"{worst:.0f} ms (p99 {percentile(waits, 0.99):.1f} ms), {len(errors)} errors, "
+        f"{lost} lost"
+    )
+    for error in sorted(set(errors))[:5]:
+        print(f"  {error}")
+    checks = {
+        "0 errors": total[2] == 0 and not errors and not any(t[2] for t in logins),
+        f"p95 < {GOALS['p95']} ms": total[5] < GOALS["p95"],
+        f"p99 < {GOALS['p99']} ms": total[6] < GOALS["p99"],
+        f"appender waits < {GOALS['wait']} ms": worst < GOALS["wait"],
+        "nothing lost": lost == 0,
+    }
+    verdicts = (f"{name} {'ok' if ok else 'MISSED'}" for name, ok in checks.items())
+    print("goals: " + ", ".join(verdicts))
+    return all(checks.values())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--users", type=int, default=20)
+    parser.add_argument("--seconds", type=int, default=60)
+    parser.add_argument("--keep-copy", action="store_true", help="leave the store copy in place")
+    parser.add_argument(
+        "--sessions", type=int, default=500_000, help="a smaller generated store, to try the bench"
+    )
+    args = parser.parse_args()
+
+    source = bench_home(args.sessions)
+    home = BENCH_DIR / f"{branch()}-load-home"
+    print(f"copying {source} to {home} …", flush=True)
+    copy_home(source, home)
+    store = home / "data" / "agents" / "store.db"
+    out = home / "out"
+    out.mkdir()
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("DJANGO_", "SESSIONS_ADMIN_", "AGENTS_", "GUNICORN_"))
+    }
+    env.update(
+        DJANGO_SECRET_KEY="bench-only-" + secrets.token_urlsafe(40),
+        DJANGO_ALLOWED_HOSTS="127.0.0.1",
+        AGENTS_HOST_HOME=str(home),
+        SESSIONS_ADMIN_FRAMES_DIR=str(source / "sessions"),  # read only
+        SESSIONS_ADMIN_VAR_DIR=str(home / "var"),
+        DJANGO_LOG_FORMAT="json",
+    )
+    gunicorn = None
+    stop = mp.Event()
+    results: mp.Queue = mp.Queue()
+    writer = mp.Process(target=appender, args=(str(store), stop, results))
+    try:
+        accounts = prepare_django(env, args.users)
+        samples_file = out / "samples.json"
+        samples_file.write_text(json.dumps(samples(store, source / "sessions", accounts)))
+        port = free_port()
+        gunicorn = start_gunicorn(env, port, out / "gunicorn.log")
+        writer.start()
+        assert results.get(timeout=60)[0] == "ready"
+        print(f"{args.users} staff for {args.seconds} s on http://127.0.0.1:{port}/ …", flush=True)
+        run_locust(f"http://127.0.0.1:{port}", samples_file, out, args.users, args.seconds)
+        stop.set()
+        kind, appended = results.get(timeout=60)
+        writer.join(timeout=30)
+        gunicorn.send_signal(signal.SIGTERM)
+        gunicorn.wait(timeout=60)
+        timings = json.loads((out / "timings.json").read_text())
+        met = report(timings, args.seconds, appended, lost_writes(store, appended[0]))
+        server_errors = [
+            line for line in (out / "gunicorn.log").read_text().splitlines() if '"ERROR"' in line
+        ]
+        print(f"server log: {len(server_errors)} error lines")
+        for line in server_errors[:3]:
+            print(f"  {line[:300]}")
+    finally:
+        stop.set()
+        if writer.is_alive():
+            writer.join(timeout=10)
+        if gunicorn is not None and gunicorn.poll() is None:
+            gunicorn.kill()
+        if args.keep_copy:
+            print(f"kept {home}")
+        else:
+            shutil.rmtree(home, ignore_errors=True)
+    sys.exit(0 if met else 1)
+
+
+if __name__ == "__main__":
+    main()

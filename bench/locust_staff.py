@@ -1,0 +1,116 @@
+"""Locust users for bench/bench_load.py: support staff browsing the dashboard.
+
+Not run by hand: bench_load.py starts ``locust --headless -f`` on this file
+with ``BENCH_LOAD_SAMPLES`` naming a JSON file of ids taken from the store
+(sessions, targets, principals, frame requests) and the staff accounts, and
+``BENCH_LOAD_TIMINGS`` the file where every request's time is written.
+
+Each user logs in once (timed apart: a password hash is slow on purpose),
+then clicks with 1-3 s of think time between pages:
+the list (default, filtered, searched, "Load more"), transcripts (one of them
+the 50,000-message session), a session's frames and a request's frames, and
+the targets overview, weighted as a support shift would use them.
+"""
+
+from __future__ import annotations
+
+import html
+import itertools
+import json
+import os
+import random
+import re
+from urllib.parse import quote, urlencode
+
+from locust import HttpUser, between, events, task
+
+with open(os.environ["BENCH_LOAD_SAMPLES"]) as _file:
+    SAMPLES = json.load(_file)
+_ACCOUNTS = itertools.cycle(SAMPLES["users"])
+_TOKEN = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
+_MORE = re.compile(r'href="(\?[^"]*cursor=[^"]+)"')
+
+
+#: Every request as (name, ms, failed): exact percentiles, and logins kept apart.
+_TIMINGS: list[tuple[str, float, bool]] = []
+
+
+@events.request.add_listener
+def _record(name: str, response_time: float, exception: BaseException | None, **kwargs) -> None:
+    _TIMINGS.append((name, response_time, exception is not None))
+
+
+@events.quitting.add_listener
+def _save(**kwargs) -> None:
+    with open(os.environ["BENCH_LOAD_TIMINGS"], "w") as file:
+        json.dump(_TIMINGS, file)
+
+
+def session_path(session_id: str, sub: str = "") -> str:
+    return f"/sessions/{quote(session_id, safe='')}/{sub}"
+
+
+class Staff(HttpUser):
+    wait_time = between(1, 3)
+
+    def on_start(self) -> None:
+        username, password = next(_ACCOUNTS)
+        form = self.client.get("/login/", name="login: form").text
+        token = _TOKEN.search(form).group(1)
+        self.client.post(
+            "/login/",
+            {"csrfmiddlewaretoken": token, "username": username, "password": password},
+            name="login: post",
+        )
+
+    def listing(self, query: dict[str, str], name: str) -> str:
+        url = "/sessions/" + (f"?{urlencode(query)}" if query else "")
+        return self.client.get(url, name=name).text
+
+    @task(6)
+    def session_list(self) -> None:
+        page = self.listing({}, "list")
+        more = _MORE.search(page)
+        if more and random.random() < 0.3:
+            # As htmx asks for it: the next rows only.
+            self.client.get(
+                "/sessions/" + html.unescape(more.group(1)),
+                headers={"HX-Request": "true"},
+                name="list: load more",
+            )
+
+    @task(3)
+    def list_by_target(self) -> None:
+        self.listing({"target": random.choice(SAMPLES["targets"])}, "list: target")
+
+    @task(2)
+    def list_by_target_and_profile_last_day(self) -> None:
+        query = {"target": random.choice(SAMPLES["targets"]), "profile": "default"}
+        self.listing({**query, "active": "24h"}, "list: target+profile, 24h")
+
+    @task(1)
+    def list_by_principal(self) -> None:
+        self.listing({"principal": random.choice(SAMPLES["principals"])}, "list: principal")
+
+    @task(5)
+    def transcript(self) -> None:
+        self.client.get(session_path(random.choice(SAMPLES["sessions"])), name="transcript")
+
+    @task(1)
+    def big_transcript(self) -> None:
+        self.client.get(session_path(SAMPLES["big_session"]), name="transcript: 50k messages")
+
+    @task(2)
+    def frames(self) -> None:
+        session_id, _ = random.choice(SAMPLES["frames"])
+        self.client.get(session_path(session_id, "frames/"), name="frames: requests")
+
+    @task(2)
+    def request_frames(self) -> None:
+        session_id, request_id = random.choice(SAMPLES["frames"])
+        path = session_path(session_id, f"frames/{quote(request_id, safe='')}/")
+        self.client.get(path, name="frames: one request")
+
+    @task(1)
+    def targets(self) -> None:
+        self.client.get("/targets/", name="targets")

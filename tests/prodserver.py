@@ -1,0 +1,228 @@
+"""Deploy a copy of the repo as the README's Production section says, and talk to it.
+
+Shared by the production tests: the copy has no ``var/`` (a fresh clone),
+the steps are read from the README itself (so the two cannot drift), and
+gunicorn is started from the copy's ``gunicorn.conf.py``.
+"""
+
+from __future__ import annotations
+
+import http.client
+import os
+import re
+import shlex
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from http.cookies import SimpleCookie
+from pathlib import Path
+from urllib.parse import urlencode
+
+ROOT = Path(__file__).resolve().parent.parent
+HOST = "admin.example.com"
+PASSWORD = "a-long-test-password-1"
+
+
+def production_steps(readme: str) -> tuple[dict[str, str], list[list[str]], list[str]]:
+    """The README's Production block: its exported variables, its manage.py steps
+    and its gunicorn command, each split as a shell would."""
+    block = readme.split("## Production", 1)[1].split("```sh", 1)[1].split("```", 1)[0]
+    logical = block.replace("\\\n", " ").splitlines()
+    env: dict[str, str] = {}
+    steps: list[list[str]] = []
+    server: list[str] = []
+    for line in logical:
+        words = shlex.split(line, comments=True)
+        if not words:
+            continue
+        if words[0] == "export":
+            env.update(word.split("=", 1) for word in words[1:])
+        elif words[:2] == ["python", "manage.py"]:
+            steps.append(words[2:])
+        elif words[0] == "gunicorn":
+            server = words[1:]
+    return env, steps, server
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def copy_repo(dest: Path) -> Path:
+    """The files git knows (committed or new, never ignored ones like var/)."""
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=ROOT,
+        capture_output=True,
+        check=True,
+    ).stdout.split(b"\0")
+    for name in filter(None, (entry.decode() for entry in listed)):
+        source = ROOT / name
+        if source.is_file():
+            (dest / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, dest / name)
+    return dest
+
+
+@dataclass
+class Response:
+    status: int
+    headers: http.client.HTTPMessage
+    body: str
+
+
+@dataclass
+class Browser:
+    """Cookies and CSRF by hand, as a browser behind the TLS proxy would send them."""
+
+    port: int
+    cookies: dict[str, str] = field(default_factory=dict)
+
+    def request(self, method: str, path: str, body: str = "", **headers: str) -> Response:
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+        sent = {
+            "Host": HOST,
+            "X-Forwarded-Proto": "https",  # what the README's TLS proxy sets
+            **headers,
+        }
+        if self.cookies:
+            sent["Cookie"] = "; ".join(f"{k}={v}" for k, v in self.cookies.items())
+        if body:
+            sent["Content-Type"] = "application/x-www-form-urlencoded"
+            sent["Origin"] = f"https://{HOST}"
+            sent["Content-Length"] = str(len(body.encode()))
+        # skip_host: http.client would otherwise send 127.0.0.1 as the Host.
+        conn.putrequest(method, path, skip_host=True, skip_accept_encoding=True)
+        for name, value in sent.items():
+            conn.putheader(name, value)
+        conn.endheaders(body.encode() if body else None)
+        reply = conn.getresponse()
+        for header in reply.headers.get_all("Set-Cookie") or []:
+            for name, morsel in SimpleCookie(header).items():
+                self.cookies[name] = morsel.value
+        result = Response(reply.status, reply.headers, reply.read().decode("utf-8", "replace"))
+        conn.close()
+        return result
+
+    def submit(self, path: str, fields: dict[str, str]) -> Response:
+        """GET the form at ``path`` and POST ``fields`` back with its CSRF token."""
+        form = self.request("GET", path).body
+        token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', form).group(1)
+        return self.request("POST", path, urlencode({"csrfmiddlewaretoken": token, **fields}))
+
+    def log_in(self, username: str, password: str, path: str = "/login/") -> Response:
+        return self.submit(path, {"username": username, "password": password})
+
+
+@dataclass
+class Deployment:
+    repo: Path
+    env: dict[str, str]
+    port: int
+    process: subprocess.Popen
+    log: Path
+    outputs: dict[str, str]
+
+    def browser(self) -> Browser:
+        return Browser(self.port)
+
+    def log_lines(self) -> list[str]:
+        return self.log.read_text(errors="replace").splitlines()
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+
+
+def clean_environment(**extra: str) -> dict[str, str]:
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("DJANGO_", "SESSIONS_ADMIN_", "AGENTS_", "GUNICORN_"))
+    }
+    env.update(extra)
+    return env
+
+
+def deploy(workdir: Path, host_home: Path, **extra_env: str) -> Deployment:
+    """Copy the repo, run the README's steps in it, start its gunicorn command."""
+    repo = copy_repo(workdir / "repo")
+    assert not (repo / "var").exists()
+    exported, steps, server = production_steps((repo / "README.md").read_text())
+    env = clean_environment(**exported)
+    env.update(
+        DJANGO_SECRET_KEY="prod-test-" + "k" * 40,
+        AGENTS_HOST_HOME=str(host_home),
+        DJANGO_SUPERUSER_PASSWORD=PASSWORD,
+        **extra_env,
+    )
+    outputs: dict[str, str] = {}
+    for step in steps:
+        if step == ["createsuperuser"]:
+            # The README's step asks for a password at the terminal; the same, unattended:
+            step = [*step, "--noinput", "--username", "admin", "--email", "admin@example.com"]
+        done = subprocess.run(
+            [sys.executable, "manage.py", *step],
+            cwd=repo,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 0, f"manage.py {' '.join(step)}:\n{done.stdout}{done.stderr}"
+        outputs[" ".join(step)] = done.stdout + done.stderr
+    process, port, log = serve(repo, env, server, workdir / "gunicorn.log")
+    deployment = Deployment(repo, env, port, process, log, outputs)
+    wait_until_healthy(deployment)
+    return deployment
+
+
+def serve(
+    repo: Path, env: dict[str, str], server: list[str], log: Path
+) -> tuple[subprocess.Popen, int, Path]:
+    """Start the README's gunicorn command in ``repo`` on a free port."""
+    port = free_port()
+    bind = [w if not w.startswith("127.0.0.1:") else f"127.0.0.1:{port}" for w in server]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "gunicorn", *bind],
+        cwd=repo,
+        env=env,
+        stdout=log.open("w"),
+        stderr=subprocess.STDOUT,
+    )
+    return process, port, log
+
+
+def another_instance(deployment: Deployment, workdir: Path) -> Deployment:
+    """A second dashboard from the same code, with its own data folder."""
+    env = {**deployment.env, "SESSIONS_ADMIN_VAR_DIR": str(workdir / "var-2")}
+    _, _, server = production_steps((deployment.repo / "README.md").read_text())
+    process, port, log = serve(deployment.repo, env, server, workdir / "gunicorn-2.log")
+    second = Deployment(deployment.repo, env, port, process, log, {})
+    wait_until_healthy(second)
+    return second
+
+
+def wait_until_healthy(deployment: Deployment, seconds: float = 30) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if deployment.process.poll() is not None:
+            raise AssertionError("gunicorn exited:\n" + deployment.log.read_text())
+        try:
+            if deployment.browser().request("GET", "/healthz").status == 200:
+                return
+        except OSError:
+            pass
+        time.sleep(0.2)
+    deployment.stop()
+    raise AssertionError("gunicorn never answered /healthz:\n" + deployment.log.read_text())

@@ -1,0 +1,150 @@
+"""The README's Production steps, run on a copy of the repo without var/, served by gunicorn.
+
+One deployment for the module (the steps take ~10 s): a fresh copy, the
+README's exports and ``manage.py`` commands in order, then its gunicorn
+command with the repo's ``gunicorn.conf.py``, behind a pretend TLS proxy
+(``X-Forwarded-Proto: https``, ``Host: admin.example.com``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from urllib.parse import quote
+
+import pytest
+
+from tests.prodserver import PASSWORD, ROOT, Deployment, deploy, production_steps
+from tests.storebuilder import StoreBuilder, create_store
+
+#: Ids a browser cannot send as one plain path segment.
+AWKWARD_IDS = {
+    "a/b": "slash inside",
+    "100%": "percent sign",
+    "with space": "spaces in it",
+    "x": "plain x",
+    "x/frames": "x slash frames",
+}
+
+
+@pytest.fixture(scope="module")
+def deployed(tmp_path_factory) -> Deployment:
+    workdir = tmp_path_factory.mktemp("production")
+    builder = StoreBuilder(workdir / "home")
+    create_store(builder.path)
+    builder.frames_root.mkdir(parents=True)
+    for session_id, title in AWKWARD_IDS.items():
+        builder.add_session(session_id, title=f"title: {title}")
+        builder.add_message(session_id, content=f"message of {title}")
+    deployment = deploy(workdir, builder.home)
+    yield deployment
+    deployment.stop()
+
+
+def test_the_readme_lists_every_step_the_issue_names():
+    _, steps, server = production_steps((ROOT / "README.md").read_text())
+    commands = [" ".join(word for word in step if not word.startswith("--no")) for step in steps]
+    assert [command.split(" --skip")[0] for command in commands] == [
+        "migrate",
+        "collectstatic",
+        "check",
+        "check --deploy",
+        "createsuperuser",
+    ]
+    assert server[:2] == ["-c", "gunicorn.conf.py"]
+
+
+def test_the_steps_run_on_a_clean_copy_and_the_deploy_check_finds_nothing(deployed):
+    assert (deployed.repo / "var" / "django.sqlite3").exists()  # made by the first step
+    # Silenced: only the two HSTS choices the README sets to 0 on purpose.
+    assert "identified no issues (2 silenced)" in deployed.outputs["check --deploy"]
+
+
+def test_healthz_answers_without_a_login_even_over_plain_http(deployed):
+    browser = deployed.browser()
+    reply = browser.request("GET", "/healthz", **{"X-Forwarded-Proto": "http"})
+    assert reply.status == 200
+    assert json.loads(reply.body)["status"] == "ok"
+
+
+def test_a_staff_member_logs_in_and_sees_the_sessions(deployed):
+    browser = deployed.browser()
+    assert browser.request("GET", "/sessions/").status == 302
+    assert browser.log_in("admin", PASSWORD).status == 302
+    page = browser.request("GET", "/sessions/")
+    assert page.status == 200
+    assert "title: slash inside" in page.body
+    assert "max-age=31536000" in page.headers["Strict-Transport-Security"]
+
+
+def test_plain_http_is_redirected_to_https(deployed):
+    reply = deployed.browser().request("GET", "/sessions/", **{"X-Forwarded-Proto": "http"})
+    assert reply.status == 301
+    assert reply.headers["Location"] == "https://admin.example.com/sessions/"
+
+
+@pytest.mark.parametrize("session_id", list(AWKWARD_IDS))
+def test_awkward_session_ids_open_exactly_through_gunicorn(deployed, session_id):
+    browser = deployed.browser()
+    browser.log_in("admin", PASSWORD)
+    page = browser.request("GET", f"/sessions/{quote(session_id, safe='')}/")
+    assert page.status == 200
+    assert f"message of {AWKWARD_IDS[session_id]}" in page.body
+    others = [title for other, title in AWKWARD_IDS.items() if other != session_id]
+    assert not any(f"message of {title}<" in page.body for title in others)
+
+
+def test_a_subpage_of_x_is_not_the_session_x_slash_frames(deployed):
+    browser = deployed.browser()
+    browser.log_in("admin", PASSWORD)
+    frames_of_x = browser.request("GET", "/sessions/x/frames/")
+    assert frames_of_x.status == 200
+    assert "message of x slash frames" not in frames_of_x.body
+
+
+def test_hashed_static_files_are_cached_for_a_year(deployed):
+    browser = deployed.browser()
+    browser.log_in("admin", PASSWORD)
+    page = browser.request("GET", "/sessions/").body
+    css = re.search(r'href="(/static/sessions_admin/app\.[0-9a-f]{12}\.css)"', page).group(1)
+    reply = browser.request("GET", css, **{"Accept-Encoding": "gzip"})
+    assert reply.status == 200
+    assert reply.headers["Cache-Control"] == "max-age=31536000, public, immutable"
+
+
+def test_each_request_is_one_json_line_with_its_user_and_request_id(deployed):
+    browser = deployed.browser()
+    browser.log_in("admin", PASSWORD)
+    reply = browser.request("GET", "/sessions/?target=t1", **{"X-Request-ID": "req-from-proxy-1"})
+    assert reply.headers["X-Request-ID"] == "req-from-proxy-1"
+    lines = [json.loads(line) for line in deployed.log_lines() if line.startswith("{")]
+    mine = [line for line in lines if line.get("request_id") == "req-from-proxy-1"]
+    assert len(mine) == 1
+    assert mine[0]["logger"] == "sessions_admin.request"
+    assert {k: mine[0][k] for k in ("method", "path", "status", "user")} == {
+        "method": "GET",
+        "path": "/sessions/?target=t1",
+        "status": 200,
+        "user": "admin",
+    }
+    assert isinstance(mine[0]["duration_ms"], float)
+    assert any(line["logger"] == "gunicorn.error" for line in lines)
+
+
+def test_a_hup_restart_replaces_the_workers_without_dropping_a_request(deployed):
+    """Last in the module: it restarts the shared server's workers."""
+    import os
+    import signal
+    import time
+
+    browser = deployed.browser()
+    browser.log_in("admin", PASSWORD)
+    os.kill(deployed.process.pid, signal.SIGHUP)
+    statuses = []
+    deadline = time.monotonic() + 4
+    while time.monotonic() < deadline:
+        statuses.append(browser.request("GET", "/sessions/").status)
+    assert statuses and set(statuses) == {200}
+    log = "\n".join(deployed.log_lines())
+    assert "Handling signal: hup" in log.lower() or "hang up" in log.lower(), log[-2000:]
+    assert deployed.process.poll() is None
