@@ -29,11 +29,9 @@ from django.urls import path, reverse
 from django.utils.functional import cached_property
 from django.utils.html import format_html, format_html_join
 
-from sessions_admin import (
-    converters,  # noqa: F401  (registers <id64:…>)
-    params,
-)
+from sessions_admin import params
 from sessions_admin.access import CLEAR_ALL_SESSIONS, DELETE_SESSIONS
+from sessions_admin.converters import ID64
 from sessions_admin.ids import session_url
 from sessions_admin.models import DeletionAudit, Message, Session
 from sessions_admin.params import MAX_SQLITE_INT, BadParameter
@@ -347,7 +345,7 @@ class SessionAdmin(ReadOnlyStoreAdmin):
         return [
             path("clear-all/", view(self.clear_all_view), name="sessions_admin_session_clear_all"),
             path(
-                "clear-all/<id64:audit_id>/",
+                f"clear-all/<{ID64}:audit_id>/",
                 view(self.clear_all_step),
                 name="sessions_admin_session_clear_all_step",
             ),

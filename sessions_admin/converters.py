@@ -1,8 +1,13 @@
-"""Path converters for numeric route parameters that SQLite can hold.
+"""Path converters for the parameters Django's own converters get wrong for us.
 
-Django's ``<int:…>`` accepts any run of digits; thirty of them overflow
-SQLite's 64-bit INTEGER when bound, which is a 500. ``<id64:…>`` matches at
-most 18 digits (always below 2**63), so a longer value is a plain 404.
+* ``<id64:…>``: Django's ``<int:…>`` accepts any run of digits, and thirty of
+  them overflow SQLite's 64-bit INTEGER when bound (a 500). This matches at most
+  18 digits (always below 2**63), so a longer value is a plain 404.
+* ``<anypath:…>``: Django's ``<path:…>`` is ``.+``, which stops at a newline, so
+  a session whose id holds one could not be opened. This takes every character.
+
+Registered when this module is imported; users name them through :data:`ID64`
+and :data:`ANY_PATH`, so the import is never a bare side effect.
 """
 
 from __future__ import annotations
@@ -20,4 +25,17 @@ class Id64Converter:
         return str(int(value))
 
 
-register_converter(Id64Converter, "id64")
+class AnyPathConverter:
+    regex = r"[\s\S]+"
+
+    def to_python(self, value: str) -> str:
+        return value
+
+    def to_url(self, value: str) -> str:
+        return value
+
+
+ID64 = "id64"
+ANY_PATH = "anypath"
+register_converter(Id64Converter, ID64)
+register_converter(AnyPathConverter, ANY_PATH)

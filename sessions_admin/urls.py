@@ -26,6 +26,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import path
 from django.views.generic import RedirectView
 
+from sessions_admin.converters import ANY_PATH
 from sessions_admin.views import deletes, export, health, sessions, transcript
 from sessions_admin.views.frames import orphans, request_frames, session_requests
 from sessions_admin.views.routing import SessionPage, SessionPages, session_dispatch
@@ -71,7 +72,10 @@ urlpatterns = [
     path("sessions/", sessions.session_list, name="sessions"),
     path("targets/", sessions.targets, name="targets"),
     path("frames/orphans/", orphans.orphans_page, name="frames_orphans"),
-    path("sessions/<path:rest>/", session_dispatch, {"pages": SESSION_PAGES}, name="session"),
+    # Any character, newlines included: a session id may hold one.
+    path(
+        f"sessions/<{ANY_PATH}:rest>/", session_dispatch, {"pages": SESSION_PAGES}, name="session"
+    ),
     path("admin/", admin.site.urls),
 ]
 

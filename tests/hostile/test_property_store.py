@@ -81,7 +81,9 @@ def _urls(session_id: str, message_ids: list[int], keys: list[object]) -> list[s
 
 
 def _exports_parse(client, session_id: str) -> None:
-    body = b"".join(client.get(session_url(session_id, "export")).streaming_content)
+    response = client.get(session_url(session_id, "export"))
+    assert response.status_code == 200, (session_id, response.status_code, response.content[:300])
+    body = b"".join(response.streaming_content)
     json.loads(body)
     lines = b"".join(
         client.get(session_url(session_id, "export", format="jsonl")).streaming_content
