@@ -44,7 +44,7 @@ def hostile_admin(hostile_store: StoreBuilder, admin_client: Client) -> Client:
 # prints on a failure). HYPOTHESIS_PROFILE=deep runs many more, locally.
 settings.register_profile(
     "ci",
-    max_examples=25,
+    max_examples=50,
     deadline=None,
     database=None,
     suppress_health_check=[
