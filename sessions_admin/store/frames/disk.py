@@ -102,34 +102,16 @@ def _entry_kind(mode: int) -> str:
     return "special file"
 
 
-def _others_in(path: str) -> tuple[tuple[str, int], ...]:
-    """What under ``path`` is neither a regular file nor a directory, counted by kind."""
-    counts: dict[str, int] = {}
-    stack = [path]
-    while stack:
-        current = stack.pop()
-        try:
-            with os.scandir(current) as it:
-                for entry in it:
-                    if entry.is_dir(follow_symlinks=False):
-                        stack.append(entry.path)
-                    elif not entry.is_file(follow_symlinks=False):
-                        kind = _entry_kind(entry.stat(follow_symlinks=False).st_mode)
-                        counts[kind] = counts.get(kind, 0) + 1
-        except (FileNotFoundError, NotADirectoryError):
-            continue
-    return tuple(sorted(counts.items()))
-
-
 # --- Usage, orphans and removal ------------------------------------------------------
 
 
-def _tree_usage(path: str) -> tuple[int, int, float] | None:
+def _tree_usage(path: str, others: dict[str, int] | None = None) -> tuple[int, int, float] | None:
     """(bytes, files, latest mtime) of the regular files under ``path``, or None if missing.
 
     Symlinks are neither followed nor counted. Frame directories are flat in practice;
     nested directories (walked iteratively, no recursion limit) are counted so the size
-    shown for a directory is what removing it frees.
+    shown for a directory is what removing it frees. ``others``, when given, counts by
+    kind what is neither a regular file nor a directory (symlinks, FIFOs, sockets).
     """
     st = lstat_or_none(path)
     if st is None:
@@ -143,8 +125,6 @@ def _tree_usage(path: str) -> tuple[int, int, float] | None:
         try:
             with os.scandir(current) as it:
                 for entry in it:
-                    if entry.is_symlink():
-                        continue
                     if entry.is_dir(follow_symlinks=False):
                         stack.append(entry.path)
                     elif entry.is_file(follow_symlinks=False):
@@ -152,6 +132,9 @@ def _tree_usage(path: str) -> tuple[int, int, float] | None:
                         total += est.st_size
                         files += 1
                         latest = max(latest, est.st_mtime)
+                    elif others is not None:
+                        kind = _entry_kind(entry.stat(follow_symlinks=False).st_mode)
+                        others[kind] = others.get(kind, 0) + 1
         except FileNotFoundError:  # removed while we walked: it no longer uses space
             continue
     return total, files, latest
@@ -256,10 +239,11 @@ def remove_session_dir(root: Path, session_id: str) -> RemovedDir:
     can make the removal fail with :class:`OSError` (ENOTEMPTY); calling again finishes.
     """
     path = session_dir_str(root, session_id)
-    usage = _tree_usage(path)
+    kinds: dict[str, int] = {}
+    usage = _tree_usage(path, kinds)
     if usage is None:
         return RemovedDir(0, 0, existed=False)
-    others = _others_in(path)
+    others = tuple(sorted(kinds.items()))
     if getattr(shutil.rmtree, "avoids_symlink_attacks", False):
         # fd-based rmtree: safe even if an entry is swapped for a symlink mid-walk.
         shutil.rmtree(path)
