@@ -32,7 +32,6 @@ from sessions_admin.store.values import (
     as_text,
     as_time,
     number_sql,
-    text_sql,
     time_sql,
 )
 
@@ -497,13 +496,12 @@ def session_stats(session_id: str, time_limit_ms: int | None = None) -> SessionS
     counts: dict[str, int] = {}
     first = last = None
     with time_limit(time_limit_ms):
-        # Odd values are sorted out in SQLite (a per-row Python check would cost
-        # a third of this fragment on 50,000 messages): only real numbers count
-        # in the figures, a BLOB name reads as its description.
+        # Only real numbers count in the figures: SQLite drops the others (a
+        # per-row check in Python would cost a third of this fragment on 50,000
+        # messages). A BLOB role or name is described once per distinct value, below.
         rows = run_sql(
-            f"SELECT {text_sql(clipped_sql('role'))}, {text_sql(clipped_sql('tool_name'))}, "
-            f"{number_sql('tool_duration_ms')}, {time_sql('ts')} FROM session_messages "
-            "WHERE session_id = ?",
+            f"SELECT {_short('role', 'tool_name')}, {number_sql('tool_duration_ms')}, "
+            f"{time_sql('ts')} FROM session_messages WHERE session_id = ?",
             [session_id],
         )
     for role, name, duration, ts in rows:
@@ -521,7 +519,7 @@ def session_stats(session_id: str, time_limit_ms: int | None = None) -> SessionS
         timed = durations.get(name, [])
         tools.append(
             ToolStats(
-                name=name,
+                name=as_text(name),  # type: ignore[arg-type]
                 count=count,
                 timed=len(timed),
                 total_ms=sum(timed),
@@ -531,7 +529,8 @@ def session_stats(session_id: str, time_limit_ms: int | None = None) -> SessionS
         )
     tools.sort(key=lambda t: (-t.count, t.name))
     order = {role: i for i, role in enumerate(KNOWN_ROLES)}
-    by_role = sorted(roles.items(), key=lambda item: (order.get(item[0], 99), item[0]))
+    described = [(as_id(role), count) for role, count in roles.items()]
+    by_role = sorted(described, key=lambda item: (order.get(item[0], 99), item[0]))
     return SessionStats(
         by_role=by_role, tools=tools, first_ts=first, last_ts=last, messages=sum(roles.values())
     )

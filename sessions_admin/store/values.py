@@ -127,26 +127,25 @@ def as_number(value: object) -> int | float | None:
 
 
 # --- The same rules in SQL, for loops over many rows (statistics) -------------------
+# SQLite orders every number before every TEXT and BLOB, so one BETWEEN keeps the
+# numbers in range and drops the rest without a typeof() per row.
 
 
 def number_sql(column: str) -> str:
     """``column`` when it holds a finite number, else NULL (as :func:`as_number`)."""
-    return f"CASE WHEN typeof({column}) IN ('integer', 'real') THEN {column} END"
+    return f"CASE WHEN {column} BETWEEN -1e308 AND 1e308 THEN {column} END"
 
 
 def time_sql(column: str) -> str:
     """``column`` when it holds a time :func:`as_time` would show, else NULL."""
-    return (
-        f"CASE WHEN typeof({column}) IN ('integer', 'real') "
-        f"AND {column} BETWEEN {MIN_EPOCH_MS} AND {MAX_EPOCH_MS} THEN {column} END"
-    )
+    return f"CASE WHEN {column} BETWEEN {MIN_EPOCH_MS} AND {MAX_EPOCH_MS} THEN {column} END"
 
 
-def text_sql(column: str) -> str:
-    """``column`` as text: a BLOB becomes the description :func:`binary` gives it."""
+def text_sql(column: str, shown: str | None = None) -> str:
+    """``shown`` (default: ``column``) for text; a BLOB becomes what :func:`binary` says."""
     return (
         f"CASE WHEN typeof({column}) = 'blob' "
-        f"THEN 'binary value, ' || length({column}) || ' bytes' ELSE {column} END"
+        f"THEN 'binary value, ' || length({column}) || ' bytes' ELSE {shown or column} END"
     )
 
 

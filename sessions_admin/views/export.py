@@ -73,8 +73,10 @@ def _json_field(name: str, text: object, *, single_line: bool) -> str:
 
 def message_json(row: tuple, *, single_line: bool = False) -> str:
     """One message row as a JSON object (text)."""
-    plain = {_COLUMNS[i]: _plain(row[i]) for i in _PLAIN}
-    head = _encode(plain)[:-1]
+    try:
+        head = _encode({_COLUMNS[i]: row[i] for i in _PLAIN})[:-1]
+    except TypeError:  # a BLOB somewhere: only such rows pay for the conversion
+        head = _encode({_COLUMNS[i]: _plain(row[i]) for i in _PLAIN})[:-1]
     fields = ", ".join(
         _json_field(_COLUMNS[i], row[i], single_line=single_line) for i in _JSON_INDEXES
     )
@@ -138,8 +140,7 @@ def _when(epoch_ms: object) -> str:
     return moment.strftime("%Y-%m-%d %H:%M:%S UTC") if moment else "—"
 
 
-def _md_json(raw: object) -> str:
-    text = as_text(raw) or ""
+def _md_json(text: str) -> str:
     if isinstance(text, OddValue):
         return f"*({text})*\n"
     try:
@@ -156,8 +157,7 @@ def _md_json(raw: object) -> str:
     return _fence(pretty, "json")
 
 
-def _md_inline(raw: object) -> str:
-    text = as_text(raw)
+def _md_inline(text: str | None) -> str:
     if text is None:
         return ""
     # Inline code cannot hold a newline or a backtick run safely: keep it simple.
@@ -178,8 +178,11 @@ def export_markdown(session: queries.SessionRow) -> Iterator[str]:
     )
     index = {name: i for i, name in enumerate(_COLUMNS)}
     for raw_row in transcript.iter_messages(session.id):
-        # Markdown is for reading: every value as text, odd ones described.
-        row = [raw_row[0], *(as_text(value) for value in raw_row[1:])]
+        # Markdown is for reading: a BLOB is described. SQLite's TEXT affinity
+        # leaves only text, NULL or a BLOB in a text column, so one check per row.
+        row = raw_row
+        if bytes in map(type, raw_row):
+            row = [raw_row[0], *(as_text(value) for value in raw_row[1:])]
         when = _when(raw_row[index["ts"]])
         parts = [f"### {row[index['role']]} · {when} · message {row[0]}\n\n"]
         meta = [
@@ -212,7 +215,9 @@ def export_markdown(session: queries.SessionRow) -> Iterator[str]:
         yield "".join(parts)
     yield "## State\n\n"
     for key, value, updated_at in transcript.iter_state(session.id):
-        yield f"### {_md_inline(key)} (updated {_when(updated_at)})\n\n{_md_json(value)}\n"
+        shown_key, shown_value = as_text(key), as_text(value) or ""
+        heading = f"### {_md_inline(shown_key)} (updated {_when(updated_at)})"
+        yield f"{heading}\n\n{_md_json(shown_value)}\n"
 
 
 _WRITERS = {"json": export_json, "jsonl": export_jsonl, "md": export_markdown}
