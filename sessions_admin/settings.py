@@ -61,6 +61,8 @@ STORE_BUSY_TIMEOUT_MS = env_int("SESSIONS_ADMIN_BUSY_TIMEOUT_MS", 5000, minimum=
 # Every list/search query the dashboard runs is interrupted after this long.
 STORE_QUERY_TIME_LIMIT_MS = env_int("SESSIONS_ADMIN_QUERY_TIME_LIMIT_MS", 3000, minimum=50)
 TRACE_URL_TEMPLATE = env_url_template("SESSIONS_ADMIN_TRACE_URL", "{trace_id}")
+# "Resume in Director Chat": {session_id}, {target_key}, {profile_key}, percent-encoded.
+RESUME_URL_TEMPLATE = env_url_template("SESSIONS_ADMIN_RESUME_URL", "{session_id}")
 SLOW_TOOL_CALL_MS = env_int("SESSIONS_ADMIN_SLOW_CALL_MS", 2000, minimum=1)
 
 INSTALLED_APPS = [

@@ -24,10 +24,9 @@ decoded path only                  (dev server, test client) the readings of the
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import path
-from django.views.generic import RedirectView
 
 from sessions_admin.converters import ANY_PATH
-from sessions_admin.views import deletes, export, health, sessions, transcript
+from sessions_admin.views import deletes, export, health, overview, sessions, tools, transcript
 from sessions_admin.views.frames import orphans, request_frames, session_requests
 from sessions_admin.views.routing import SessionPage, SessionPages, session_dispatch
 
@@ -59,7 +58,7 @@ SESSION_PAGES = SessionPages(
 )
 
 urlpatterns = [
-    path("", RedirectView.as_view(pattern_name="sessions", permanent=False)),
+    path("", overview.overview, name="overview"),
     path("healthz", health.healthz, name="healthz"),  # the one page without a login
     path(
         "login/",
@@ -71,6 +70,8 @@ urlpatterns = [
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("sessions/", sessions.session_list, name="sessions"),
     path("targets/", sessions.targets, name="targets"),
+    path("tools/", tools.tool_list, name="tools"),
+    path("tools/<path:name>/", tools.tool_detail, name="tool"),
     path("frames/orphans/", orphans.orphans_page, name="frames_orphans"),
     # Any character, newlines included: a session id may hold one.
     path(

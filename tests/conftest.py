@@ -6,6 +6,8 @@ connection is pointed at a store file each test builds (never at a real one).
 
 from __future__ import annotations
 
+import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,7 +16,9 @@ from django.contrib.auth.models import Permission, User
 from django.db import connections
 from django.test import Client
 
+from sessions_admin.store import deletion
 from sessions_admin.store.health import forget_cached_status
+from tests.frames_files import jl
 from tests.storebuilder import StoreBuilder, create_store
 
 STORE_DB = pytest.mark.django_db(transaction=True, databases=["default", "agents"])
@@ -122,3 +126,100 @@ def nonstaff_client(db) -> Client:
     client = Client()
     client.force_login(_user("outsider", staff=False))
     return client
+
+
+@pytest.fixture
+def old() -> float:
+    """An mtime long enough ago that the live tail does not start."""
+    return time.time() - 3600
+
+
+@pytest.fixture
+def outside(tmp_path) -> Path:
+    """A directory outside the frames root holding a secret request file."""
+    place = tmp_path / "outside"
+    place.mkdir()
+    secret = {"kind": "SECRET-FRAME", "traceId": "tr-x"}
+    (place / "activity-req.jsonl").write_text(json.dumps(secret) + "\n")
+    (place / "secret.txt").write_text("SECRET-TEXT\n")
+    return place
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    """An empty frames root for the store layer's own tests."""
+    r = tmp_path / "sessions"
+    r.mkdir()
+    return r
+
+
+@pytest.fixture
+def foreign_dir(tmp_path: Path) -> Path:
+    """A directory outside the frames root with a file that must never be read or removed."""
+    o = tmp_path / "outside"
+    o.mkdir()
+    (o / "activity-secret.jsonl").write_bytes(jl({"secret": True}))
+    (o / "passwd").write_text("root:x:0:0\n")
+    return o
+
+
+@pytest.fixture
+def conversation(store):
+    """A small session with a call and its result, state, and every role."""
+    sid = store.add_session(
+        "sess_demo",
+        target="infra.deployer",
+        profile="edit",
+        principal="user:alice",
+        title="deploy rollback plan",
+        turn_count=3,
+    )
+    ids = {
+        "user": store.add_message(sid, "user", "Roll back\n    billing  please", trace_id="tr-1"),
+        "call": store.add_message(
+            sid,
+            "assistant",
+            "I'll check.",
+            tool_call_id="call_7a",
+            model_id="claude-x",
+            trace_id="tr-1",
+            span_id="sp-2",
+        ),
+        "tool": store.add_message(
+            sid,
+            "tool",
+            "",
+            tool_name="registry.lookup",
+            tool_call_id="call_7a",
+            tool_target="system.registry",
+            tool_op="lookup",
+            tool_args={"path": "/srv", "limit": 20},
+            tool_result={"ok": True, "rows": 3},
+            tool_duration_ms=120,
+            trace_id="tr-1",
+            span_id="sp-3",
+        ),
+        "slow": store.add_message(
+            sid,
+            "tool",
+            "",
+            tool_name="sql.query",
+            tool_call_id="call_9b",
+            tool_op="select",
+            tool_args={"q": 1},
+            tool_result={"ok": False, "error": "timeout"},
+            tool_duration_ms=4200,
+        ),
+        "system": store.add_message(sid, "system", "be brief"),
+        "other": store.add_message(sid, "critic", "looks fine"),
+    }
+    store.add_state(sid, "snapshot", {"root": {"children": [1, 2]}})
+    store.add_state(sid, "repl_state", "{broken")
+    return sid, ids
+
+
+@pytest.fixture
+def fast_pacing(monkeypatch):
+    """Small batches and short pauses, so bulk paths run many batches quickly."""
+    monkeypatch.setattr(deletion.bulk, "MIN_PAUSE_MS", 0)
+    monkeypatch.setattr(deletion.bulk, "PAUSE_FRACTION", 0)

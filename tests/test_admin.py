@@ -240,3 +240,13 @@ def test_the_message_admin_filters_on_every_known_role_system_included(store, ad
         assert f"?role={role}" in html
     filtered = admin_client.get("/admin/sessions_admin/message/", {"role": "system"})
     assert "be brief" in filtered.content.decode() and "hello" not in filtered.content.decode()
+
+
+@STORE_DB
+def test_the_admin_clear_all_page_uses_the_stock_breadcrumbs_and_no_runtime_internals(
+    store, admin_client
+):
+    store.add_session("sess_clear")
+    body = admin_client.get("/admin/sessions_admin/session/clear-all/").content.decode()
+    assert '<ol class="breadcrumbs">' in body and "Agent sessions" in body
+    assert "$sessionClearAll" not in body

@@ -17,17 +17,13 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from sessions_admin.models import DeletionAudit
-from sessions_admin.store import deletion
 from tests.conftest import STORE_DB, point_store_at
 
 ROOT = Path(__file__).resolve().parent.parent
 DAY_MS = 86_400_000
 
 
-@pytest.fixture(autouse=True)
-def fast_pacing(monkeypatch):
-    monkeypatch.setattr(deletion.bulk, "MIN_PAUSE_MS", 0)
-    monkeypatch.setattr(deletion.bulk, "PAUSE_FRACTION", 0)
+pytestmark = pytest.mark.usefixtures("fast_pacing")
 
 
 def run(*args: str) -> str:

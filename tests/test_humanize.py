@@ -2,7 +2,7 @@
 
 import pytest
 
-from sessions_admin.humanize import file_size
+from sessions_admin.humanize import file_size, signed_duration
 from sessions_admin.store.deletion import FramesReport
 
 
@@ -25,3 +25,10 @@ def test_file_sizes_read_as_people_say_them(value, text):
 def test_the_message_after_a_delete_gives_the_frames_size_readably():
     report = FramesReport(dirs_removed=1, bytes_removed=7081, files_removed=2)
     assert report.describe() == "frames removed (1 directory, 6.9 KB)"
+
+
+def test_timeline_offsets_read_as_hours_and_minutes_not_thousands_of_minutes():
+    assert signed_duration(450) == "450 ms"
+    assert signed_duration(2_500) == "2.5 s"
+    assert signed_duration(26_596.7 * 60_000) == "443 h 16 min"
+    assert signed_duration(-2_500) == "-2.5 s"

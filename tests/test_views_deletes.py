@@ -184,3 +184,24 @@ def test_the_list_rows_carry_a_delete_control_only_for_users_who_may_delete(
     assert f'href="{session_url(sid, "delete", **{"from": "list"})}"' in html
     assert 'hx-target="this" hx-swap="afterend"' in html
     assert session_url(sid, "delete") not in viewer_client.get("/sessions/").content.decode()
+
+
+@STORE_DB
+def test_a_refused_delete_in_read_only_mode_offers_the_way_back_not_a_retry(store, staff_client):
+    sid = store.add_session("sess_ro")
+    point_store_at(store.path, read_only=True)
+    response = staff_client.post(session_url(sid, "delete"))
+    body = response.content.decode()
+    assert response.status_code == 403
+    assert "Try again" not in body and "Back to the sessions" in body
+
+
+@STORE_DB
+def test_the_read_only_delete_page_disables_the_frames_box_too(store, staff_client):
+    sid = store.add_session("sess_ro_frames")
+    (store.frames_root / sid).mkdir()
+    (store.frames_root / sid / "activity-r1.jsonl").write_text('{"ts": 1}\n')
+    point_store_at(store.path, read_only=True)
+    body = staff_client.get(session_url(sid, "delete")).content.decode()
+    assert 'name="wipe_frames" value="1" disabled' in body
+    assert 'class="danger" disabled' in body

@@ -3,6 +3,7 @@
 import random
 import re
 import sqlite3
+import time
 from urllib.parse import parse_qs, urlparse
 
 import pytest
@@ -305,3 +306,26 @@ def test_the_undecoded_path_from_the_server_settles_an_id_that_looks_like_a_subp
     assert frames_of_sess.context["session_id"] == "sess"
     page = staff_client.get("/sessions/sess/frames/", RAW_URI="/sessions/sess%2Fframes/")
     assert page.context["session"].id == "sess/frames"
+
+
+@STORE_DB
+def test_a_target_row_shows_its_latest_activity_as_relative_time_like_its_profiles(
+    store, staff_client
+):
+    now = int(time.time() * 1000)
+    store.add_session("sess_a", target="ops.pager", profile="edit", last_active=now - 5 * 60_000)
+    store.add_session("sess_b", target="ops.pager", profile="default", last_active=now - 3_600_000)
+    body = staff_client.get("/targets/").content.decode()
+    target_row = body.split('class="target-row"')[1].split("</tr>")[0]
+    assert "5 min ago" in target_row
+    assert 'title="' in target_row  # the exact time and zone on hover
+
+
+@STORE_DB
+def test_list_cells_carry_the_classes_the_narrow_layout_relies_on(store, staff_client):
+    store.add_session("sess_cells", title="t", principal="user:alice")
+    body = staff_client.get("/sessions/").content.decode()
+    row = body.split('data-session-id="sess_cells"')[1].split("</tr>")[0]
+    for cls in ('class="title"', 'class="principal"', 'class="when created"', 'class="when"'):
+        assert cls in row
+    assert '<th scope="col" class="when created">created</th>' in body

@@ -8,7 +8,8 @@ never in the store's folder:
 * the side database (``side.sqlite3``): the search index over every
   transcript and the rollups behind the overview and tool pages, both fed by
   one pass of ``manage.py sync_index`` (:mod:`.sync`);
-* the deletion audit (a Django model in Django's own database).
+* the deletion audit (:mod:`.audit`, a Django model in Django's own database),
+  written by :mod:`sessions_admin.store.deletion` for every delete it runs.
 
 Modules here never open ``store.db`` themselves: they read the store through
 :mod:`sessions_admin.store.feed`.

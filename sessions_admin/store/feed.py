@@ -6,11 +6,27 @@ downstream meets a BLOB or a REAL where text or an integer was declared:
 text columns arrive as ``str`` or ``None`` (a BLOB decoded with replacement
 characters), integer columns as ``int`` or ``None`` (anything that is not a
 whole number becomes ``None``).
+
+This is the only code that reads the store for our side data: the sync's
+batches, the store's current session ids (to notice what the runtime
+deleted), and the queries the search uses to check each hit against the
+store's own row (:func:`messages_by_id`, :func:`sessions_by_id`,
+:func:`newest_messages`).
 """
 
 from __future__ import annotations
 
+import sqlite3
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
+
+from sessions_admin.store.cliptext import clipped_sql
+from sessions_admin.store.connection import raw_connection
+
+#: SQLite's default limit on host parameters is far above this; it keeps
+#: every ``IN (…)`` short enough to plan instantly.
+IN_CHUNK = 500
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,3 +49,195 @@ class FeedMessage:
     target_key: str | None
     profile_key: str | None
     principal_id: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class FeedSession:
+    """A session row as the side index keeps it (title and principal are searchable)."""
+
+    id: str
+    target_key: str | None
+    profile_key: str | None
+    principal_id: str | None
+    title: str | None
+    turn_count: int | None
+    created_at: int | None
+    last_active: int | None
+
+
+def as_text(value: Any) -> str | None:
+    """Any storage class as text: a BLOB decoded with replacement characters."""
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def as_int(value: Any) -> int | None:
+    """A whole number, or ``None`` for anything else (text digits are accepted)."""
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        return int(value) if value.is_integer() else None
+    if isinstance(value, str | bytes):
+        try:
+            return int(value)
+        except ValueError:
+            return None
+    return None
+
+
+_MESSAGE_COLUMNS = (
+    "m.id, m.session_id, m.role, m.content, m.tool_name, m.tool_call_id, m.tool_target, "
+    "m.tool_op, m.tool_args, m.tool_result, m.tool_duration_ms, m.ts, "
+    "s.target_key, s.profile_key, s.principal_id"
+)
+
+
+def _feed_message(row: tuple) -> FeedMessage:
+    (mid, sid, role, content, name, call, target, op, args, result, dur, ts, tk, pk, pr) = row
+    return FeedMessage(
+        id=mid,
+        session_id=as_text(sid) or "",
+        role=as_text(role) or "",
+        content=as_text(content) or "",
+        tool_name=as_text(name),
+        tool_call_id=as_text(call),
+        tool_target=as_text(target),
+        tool_op=as_text(op),
+        tool_args=as_text(args),
+        tool_result=as_text(result),
+        tool_duration_ms=as_int(dur),
+        ts=as_int(ts),
+        target_key=as_text(tk),
+        profile_key=as_text(pk),
+        principal_id=as_text(pr),
+    )
+
+
+def _store() -> sqlite3.Connection:
+    return raw_connection()
+
+
+def messages_after(after_id: int, limit: int) -> list[FeedMessage]:
+    """Up to ``limit`` messages with ``id > after_id``, ids increasing, with their session."""
+    rows = _store().execute(
+        f"SELECT {_MESSAGE_COLUMNS} FROM session_messages AS m "
+        "LEFT JOIN sessions AS s ON s.id = m.session_id "
+        "WHERE m.id > ? ORDER BY m.id LIMIT ?",
+        (after_id, limit),
+    )
+    # A non-integer id cannot exist (INTEGER PRIMARY KEY is the rowid).
+    return [_feed_message(row) for row in rows]
+
+
+def last_message_id() -> int:
+    """The newest message's id (0 for an empty store): one seek at the rowid's end."""
+    row = _store().execute("SELECT MAX(id) FROM session_messages").fetchone()
+    return int(row[0] or 0)
+
+
+def count_messages_after(after_id: int, cap: int) -> tuple[int, bool]:
+    """How many messages have ``id > after_id``, counting at most ``cap + 1``."""
+    row = (
+        _store()
+        .execute(
+            "SELECT COUNT(*) FROM (SELECT 1 FROM session_messages WHERE id > ? LIMIT ?)",
+            (after_id, cap + 1),
+        )
+        .fetchone()
+    )
+    return min(row[0], cap), row[0] > cap
+
+
+def session_ids() -> Iterator[str]:
+    """Every session id in the store, in ascending order (a walk of the primary key's index).
+
+    A BLOB id is skipped: no message can point at it by text.
+    """
+    cursor = _store().execute("SELECT id FROM sessions ORDER BY id")
+    for (session_id,) in cursor:
+        if isinstance(session_id, str):
+            yield session_id
+
+
+def count_sessions() -> int:
+    return int(_store().execute("SELECT COUNT(*) FROM sessions").fetchone()[0])
+
+
+_SESSION_COLUMNS = (
+    f"id, {clipped_sql('target_key')}, {clipped_sql('profile_key')}, "
+    f"{clipped_sql('principal_id')}, {clipped_sql('title')}, turn_count, created_at, last_active"
+)
+
+
+def _feed_session(row: tuple) -> FeedSession:
+    sid, target, profile, principal, title, turns, created, last = row
+    return FeedSession(
+        id=as_text(sid) or "",
+        target_key=as_text(target),
+        profile_key=as_text(profile),
+        principal_id=as_text(principal),
+        title=as_text(title),
+        turn_count=as_int(turns),
+        created_at=as_int(created),
+        last_active=as_int(last),
+    )
+
+
+def _chunks(values: Sequence[Any]) -> Iterator[Sequence[Any]]:
+    for start in range(0, len(values), IN_CHUNK):
+        yield values[start : start + IN_CHUNK]
+
+
+def sessions_by_id(session_ids: Sequence[str]) -> dict[str, FeedSession]:
+    """The current rows of these sessions (missing ones are left out)."""
+    found: dict[str, FeedSession] = {}
+    for chunk in _chunks(list(dict.fromkeys(session_ids))):
+        marks = ", ".join("?" * len(chunk))
+        for row in _store().execute(
+            f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE id IN ({marks})", list(chunk)
+        ):
+            session = _feed_session(row)
+            found[session.id] = session
+    return found
+
+
+def messages_by_id(message_ids: Sequence[int]) -> dict[int, FeedMessage]:
+    """The store's current rows for these message ids (deleted ones are left out).
+
+    The search checks every index hit against this, so a message the runtime
+    deleted, or an index that drifted, can never show a false hit.
+    """
+    found: dict[int, FeedMessage] = {}
+    for chunk in _chunks(list(dict.fromkeys(message_ids))):
+        marks = ", ".join("?" * len(chunk))
+        for row in _store().execute(
+            f"SELECT {_MESSAGE_COLUMNS} FROM session_messages AS m "
+            f"LEFT JOIN sessions AS s ON s.id = m.session_id WHERE m.id IN ({marks})",
+            list(chunk),
+        ):
+            message = _feed_message(row)
+            found[message.id] = message
+    return found
+
+
+def newest_messages(before_id: int | None, limit: int) -> list[FeedMessage]:
+    """Up to ``limit`` messages, newest first, with ``id < before_id`` when given.
+
+    The search's scan (short queries, or no index yet) walks the store with
+    this, page by page, under a time limit.
+    """
+    where = "WHERE m.id < ?" if before_id is not None else ""
+    params: tuple = (before_id, limit) if before_id is not None else (limit,)
+    rows = _store().execute(
+        f"SELECT {_MESSAGE_COLUMNS} FROM session_messages AS m "
+        f"LEFT JOIN sessions AS s ON s.id = m.session_id {where} ORDER BY m.id DESC LIMIT ?",
+        params,
+    )
+    return [_feed_message(row) for row in rows]

@@ -11,6 +11,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from sessions_admin.store.toolcalls import reports_error
+
 #: Above this many characters a value is shown truncated and loaded on demand.
 DEFAULT_PREVIEW_CHARS = 64 * 1024
 
@@ -36,14 +38,12 @@ class ParsedJSON:
 
     @property
     def reports_error(self) -> bool:
-        """True for results such as ``{"ok": false}`` or ``{"error": ...}``."""
-        if not self.is_object:
-            return False
-        value = self.value
-        if value.get("ok") is False or value.get("success") is False:
-            return True
-        error = value.get("error")
-        return error not in (None, False, "", {}, [])
+        """True for results such as ``{"ok": false}`` or ``{"error": ...}``.
+
+        The rule is :func:`sessions_admin.store.toolcalls.reports_error`, the
+        one definition of a failed call that every screen shares.
+        """
+        return reports_error(self.raw)
 
 
 def parse_json_text(text: str | None) -> ParsedJSON | None:

@@ -26,6 +26,7 @@ from sessions_admin.store.connection import run_sql, time_limit
 from sessions_admin.store.health import REQUIRED_COLUMNS
 from sessions_admin.store.queries import escape_like
 from sessions_admin.store.spec import KNOWN_ROLES
+from sessions_admin.store.toolcalls import reports_error_sql
 from sessions_admin.store.values import (
     as_id,
     as_int,
@@ -185,21 +186,12 @@ def _value_sql(column: str) -> str:
     )
 
 
-# For a truncated result, SQLite's own JSON functions tell whether it reports
-# an error (the rules of ParsedJSON.reports_error), so the flag survives
-# truncation without shipping the value. CASE evaluates in order, so
-# json_type() only ever sees valid JSON.
+# For a truncated result, SQLite applies the one failure rule
+# (store.toolcalls) inside the query, so the flag survives truncation without
+# shipping the value.
 _RESULT_ERROR_SQL = (
     f"CASE WHEN length(tool_result) IS NULL OR length(tool_result) <= {LARGE_VALUE_CHARS} "
-    "THEN NULL WHEN NOT json_valid(tool_result) THEN 0 "
-    "WHEN json_type(tool_result) != 'object' THEN 0 ELSE coalesce(("
-    "json_type(tool_result, '$.ok') IS 'false' OR json_type(tool_result, '$.success') IS 'false' "
-    "OR (json_type(tool_result, '$.error') IN ('true', 'integer', 'real') "
-    "AND json_extract(tool_result, '$.error') != 0) "
-    "OR (json_type(tool_result, '$.error') = 'text' "
-    "AND json_extract(tool_result, '$.error') != '') "
-    "OR (json_type(tool_result, '$.error') IN ('array', 'object') "
-    "AND json_extract(tool_result, '$.error') NOT IN ('[]', '{}'))), 0) END"
+    f"THEN NULL ELSE {reports_error_sql('tool_result')} END"
 )
 
 

@@ -1,16 +1,18 @@
 """Template helpers: session links, times, durations, sizes, ids.
 
-Everything returned here is escaped with ``format_html``: store values are
-text, never markup.
+The ``<time>`` tags are built here from our own values (ISO and strftime output) and
+pass through :mod:`sessions_admin.markup`; store values reach templates as text,
+never markup.
 """
 
 from __future__ import annotations
 
 from datetime import datetime, tzinfo
+from urllib.parse import quote
 
 from django import template
+from django.conf import settings
 from django.utils import timezone
-from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
 from sessions_admin.humanize import duration, exact_time, file_size
@@ -116,9 +118,9 @@ def abstime(epoch_ms: int | None, with_date: bool = True) -> SafeString | str:
         return safe_html('<span class="muted">—</span>')
     local = timezone.localtime(moment)
     fmt = "%Y-%m-%d %H:%M:%S" if with_date else "%H:%M:%S"
-    exact = exact_time(local)
-    return format_html(
-        '<time datetime="{}" title="{}">{}</time>', moment.isoformat(), exact, local.strftime(fmt)
+    return safe_html(
+        f'<time datetime="{esc(moment.isoformat())}" title="{esc(exact_time(local))}">'
+        f"{esc(local.strftime(fmt))}</time>"
     )
 
 
@@ -143,3 +145,36 @@ def intcomma(value: int | None) -> str:
 @register.inclusion_tag("sessions_admin/_copy_id.html")
 def copy_id(value: str, shorten: bool = True) -> dict:
     return {"value": value, "short": short_id(value) if shorten else value}
+
+
+@register.filter
+def percent(value: float | None) -> str:
+    """A share as "8.1 %" ("0.04 %" for small non-zero shares, so they never read as 0)."""
+    if value is None:
+        return "–"
+    share = value * 100
+    if 0 < share < 0.1:
+        return f"{share:.2f} %"
+    return f"{share:.1f} %"
+
+
+def fill_url_template(template: str, **values: str | None) -> str:
+    """``{name}`` placeholders replaced by percent-encoded values (every reserved character)."""
+    url = template
+    for name, value in values.items():
+        url = url.replace("{" + name + "}", quote(value or "", safe=""))
+    return url
+
+
+@register.simple_tag
+def resume_url(session: object) -> str:
+    """Where the runtime's Director Chat resumes this session ("" when not configured)."""
+    template = settings.RESUME_URL_TEMPLATE
+    if not template:
+        return ""
+    return fill_url_template(
+        template,
+        session_id=getattr(session, "id", ""),
+        target_key=getattr(session, "target_key", ""),
+        profile_key=getattr(session, "profile_key", ""),
+    )

@@ -4,6 +4,11 @@ Everything a message item shows is worked out here, once, as plain values (texts
 URLs, CSS classes, flags); the template only places them, and escapes every one.
 The one piece of markup made in Python is a tool value's JSON highlighting
 (:func:`sessions_admin.views.jsonhtml.highlight`), which walks the value.
+
+The template costs more than the Python strings it replaced, within the page's goal:
+``bench/bench_transcript.py`` puts the first render of a 50,000-message session at
+20.5 ms median (9.2 ms as Python strings; goal 50 ms), 2026-12-01 on the shared
+2-core machine.
 """
 
 from __future__ import annotations

@@ -88,6 +88,9 @@ def cascade_delete(
         raise describe_database_error(exc) from exc
     # Committed. The one place every delete passes after its rows are gone: what keeps
     # data about sessions (the side index, the rollups) forgets ``ids`` here.
+    from sessions_admin.ourdata.sync import forget_sessions
+
+    forget_sessions(ids)
     return counts, ids
 
 

@@ -1,0 +1,133 @@
+"""``manage.py sync_index``: build the side index and keep it current.
+
+    sync_index                 one pass (from cron: every minute is fine)
+    sync_index --follow        a pass every --interval seconds until stopped
+    sync_index --rebuild       forget everything, then build from the first message
+
+Each pass forgets the sessions the store no longer holds, then takes in the
+messages after the last indexed id, in batches that each commit on their own:
+Ctrl-C (or SIGTERM) stops after the current batch, and the next run resumes
+there. On a terminal a first build shows a progress bar with rate and ETA.
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+import time
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError
+
+from sessions_admin.ourdata import sidedb, sync
+from sessions_admin.store.connection import StoreError, describe_database_error
+
+
+def _duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "?"
+    seconds = int(seconds)
+    if seconds >= 3600:
+        return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
+    if seconds >= 60:
+        return f"{seconds // 60}m{seconds % 60:02d}s"
+    return f"{seconds}s"
+
+
+def progress_line(progress: sync.Progress, width: int = 30) -> str:
+    """``[#####-----]  45%  4,500,000/10,012,038 messages  42,311/s  ETA 2m10s``"""
+    share = progress.done / progress.total if progress.total else 1.0
+    filled = int(width * min(share, 1.0))
+    return (
+        f"[{'#' * filled}{'-' * (width - filled)}] {share:4.0%}  "
+        f"{progress.done:,}/{progress.total:,} messages  {progress.rate:,.0f}/s  "
+        f"ETA {_duration(progress.eta_s)}"
+    )
+
+
+class Command(BaseCommand):
+    help = "Build and update the search index (and every other side-data consumer)."
+    # It reads the store and writes only the side database: Django's own
+    # database and the system checks are irrelevant (and cron runs it often).
+    requires_system_checks: list[str] = []
+    requires_migrations_checks = False
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("--rebuild", action="store_true", help="start over from scratch")
+        parser.add_argument("--follow", action="store_true", help="keep syncing in a loop")
+        parser.add_argument(
+            "--interval", type=float, default=10.0, help="seconds between --follow passes"
+        )
+        parser.add_argument(
+            "--batch-size", type=int, default=sync.BATCH_SIZE, help="messages per transaction"
+        )
+        parser.add_argument("--quiet", action="store_true", help="print nothing but errors")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        if options["batch_size"] < 1 or options["interval"] <= 0:
+            raise CommandError("--batch-size and --interval must be positive.")
+        try:
+            sidedb.driver()
+        except sidedb.SideDatabaseUnavailable as exc:
+            raise CommandError(str(exc)) from None
+        self.stopping = False
+        previous = signal.signal(signal.SIGTERM, self._stop)
+        try:
+            if options["rebuild"]:
+                sync.rebuild()
+                self._say(options, f"Forgot the index in {sidedb.side_path()}; building anew.")
+            while True:
+                self._pass(options)
+                if not options["follow"] or self.stopping:
+                    break
+                deadline = time.monotonic() + options["interval"]
+                while time.monotonic() < deadline and not self.stopping:
+                    time.sleep(min(0.5, options["interval"]))
+                if self.stopping:
+                    break
+        except KeyboardInterrupt:
+            self._say(options, "\nStopped; the next sync_index resumes after the last batch.")
+        finally:
+            signal.signal(signal.SIGTERM, previous)
+
+    def _stop(self, signum: int, frame: object) -> None:
+        self.stopping = True
+
+    def _say(self, options: dict[str, Any], text: str) -> None:
+        if not options["quiet"]:
+            self.stdout.write(text)
+
+    def _pass(self, options: dict[str, Any]) -> None:
+        tty = sys.stdout.isatty() and not options["quiet"]
+        shown = [0.0]
+
+        def on_progress(progress: sync.Progress) -> None:
+            now = time.monotonic()
+            if tty and (now - shown[0] > 0.2 or progress.done >= progress.total):
+                shown[0] = now
+                self.stdout.write("\r" + progress_line(progress), ending="")
+                self.stdout.flush()
+
+        try:
+            report = sync.sync_once(
+                batch_size=options["batch_size"],
+                on_progress=on_progress,
+                should_stop=lambda: self.stopping,
+            )
+        except StoreError as exc:
+            raise CommandError(exc.message) from None
+        except Exception as exc:
+            if type(exc).__module__.startswith(("sqlite3", "pysqlite3", "django.db")):
+                raise CommandError(describe_database_error(exc).message) from None
+            raise
+        if tty and report.batches:
+            self.stdout.write("")
+        state = "stopped early; run again to resume" if report.interrupted else "up to date"
+        if report.messages or report.sessions_forgotten or not options["follow"]:
+            rate = report.messages / report.seconds if report.seconds else 0
+            self._say(
+                options,
+                f"Indexed {report.messages:,} new messages ({rate:,.0f}/s), forgot "
+                f"{report.sessions_forgotten:,} deleted sessions, up to message "
+                f"#{report.last_id:,} in {report.seconds:.1f} s: {state}.",
+            )

@@ -1,0 +1,97 @@
+"""A tool's calls across every session, newest first, in keyset pages (per-call table only)."""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+
+from sessions_admin.ourdata.rollups.figures import BadFigureQuery, Scope
+
+PAGE_SIZE = 50
+
+
+@dataclass(frozen=True)
+class CallFilter:
+    tool: str
+    scope: Scope = Scope()
+    errors: bool = False
+    #: Only calls at least this slow (ms), when set.
+    slow_ms: int | None = None
+    since_ms: int | None = None
+    until_ms: int | None = None
+
+
+@dataclass(frozen=True)
+class CallRow:
+    id: int
+    session_id: str
+    target: str
+    profile: str
+    principal: str | None
+    ts: int
+    duration_ms: int | None
+    failed: bool
+    link_id: int
+    args_head: str | None
+    result_head: str | None
+
+
+@dataclass
+class CallPage:
+    rows: list[CallRow]
+    #: ``"<ts>_<id>"`` of the last row when more follow.
+    next_cursor: str | None
+
+
+def parse_cursor(raw: object) -> tuple[int, int] | None:
+    if not isinstance(raw, str) or raw == "":
+        return None
+    ts, sep, rowid = raw.partition("_")
+    try:
+        if not sep:
+            raise ValueError
+        return int(ts), int(rowid)
+    except ValueError:
+        raise BadFigureQuery("That “More” link is damaged: open the list again.") from None
+
+
+def tool_calls(
+    side: sqlite3.Connection,
+    call_filter: CallFilter,
+    cursor: tuple[int, int] | None = None,
+    limit: int = PAGE_SIZE,
+) -> CallPage:
+    """Walks ``(tool, ts)`` backwards (the failed-calls partial index for ``errors``)."""
+    f = call_filter
+    extra, params = f.scope.where()
+    index = "rollup_call_tool_failed" if f.errors else "rollup_call_tool_ts"
+    where = "tool = ?" + extra + (" AND failed" if f.errors else "")
+    args: list[object] = [f.tool, *params]
+    if f.slow_ms is not None:
+        where += " AND duration_ms >= ?"
+        args.append(f.slow_ms)
+    if f.since_ms is not None:
+        where += " AND ts >= ?"
+        args.append(f.since_ms)
+    if f.until_ms is not None:
+        where += " AND ts < ?"
+        args.append(f.until_ms)
+    if cursor is not None:
+        where += " AND ts <= ? AND (ts < ? OR id < ?)"
+        args += [cursor[0], cursor[0], cursor[1]]
+    rows = side.execute(
+        "SELECT id, session_id, target, profile, principal, ts, duration_ms, failed, link_id, "
+        f"args_head, result_head FROM rollup_call INDEXED BY {index} WHERE {where} "
+        f"ORDER BY ts DESC, id DESC LIMIT {int(limit) + 1}",
+        args,
+    ).fetchall()
+    page = [CallRow(*row[:7], bool(row[7]), *row[8:]) for row in rows[:limit]]
+    more = len(rows) > limit
+    return CallPage(page, f"{page[-1].ts}_{page[-1].id}" if more and page else None)
+
+
+def known_tool(side: sqlite3.Connection, tool: str) -> bool:
+    return (
+        side.execute("SELECT 1 FROM rollup_call WHERE tool = ? LIMIT 1", [tool]).fetchone()
+        is not None
+    )

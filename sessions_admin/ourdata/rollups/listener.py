@@ -1,0 +1,531 @@
+"""The rollups as a consumer of the sync: add what new messages bring, subtract what goes.
+
+A batch is folded into Python dictionaries of deltas first and written with
+one ``executemany`` upsert per table, so a batch of 10,000 messages costs a
+few thousand row writes, not one statement per message per table.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from sessions_admin.ourdata.rollups.schema import (
+    DAY_MS,
+    DDL,
+    GRAINS,
+    HEAD_CHARS,
+    HOUR_MS,
+    NO_TIME,
+    TABLES,
+    bucket_of,
+    duration_band,
+)
+from sessions_admin.store.feed import FeedMessage, FeedSession
+from sessions_admin.store.toolcalls import call_key, is_tool_call, reports_error
+
+_CHUNK = 500  # ids per IN (...) list
+
+
+@dataclass
+class _Session:
+    target: str
+    profile: str
+    principal: str | None
+    first_ts: int | None
+    last_ts: int | None
+    messages: int
+    created_at: int | None = None
+    #: last_ts as the side database holds it, before this batch.
+    stored_last: int | None = None
+
+
+@dataclass
+class _Call:
+    rowid: int | None
+    tool: str
+    target: str
+    profile: str
+    principal: str | None
+    ts: int | None
+    duration_ms: int | None
+    failed: bool
+    first_id: int
+    second_id: int | None
+    link_id: int
+    args_head: str | None
+    result_head: str | None
+    dirty: bool = True
+
+
+def _head(text: str | None) -> str | None:
+    return None if text is None else text[:HEAD_CHARS]
+
+
+class _Deltas:
+    """Additions to each cell of each rollup table, gathered over one batch."""
+
+    def __init__(self) -> None:
+        # (grain, bucket, tool, target, profile) -> [calls, errors, timed, total_ms, max_ms]
+        self.tool: dict[tuple, list] = defaultdict(lambda: [0, 0, 0, 0, None])
+        # (grain, bucket, target, profile) -> [messages, sessions]
+        self.activity: dict[tuple, list[int]] = defaultdict(lambda: [0, 0])
+        # (day, principal) -> [messages, sessions, calls, errors]
+        self.principal: dict[tuple, list[int]] = defaultdict(lambda: [0, 0, 0, 0])
+        # (session_id, hour) -> messages
+        self.session_hour: dict[tuple[str, int], int] = defaultdict(int)
+        # ("hour" | "day" | "all", bucket or None, tool, band) -> calls
+        self.bands: dict[tuple, int] = defaultdict(int)
+        # (grain, bucket of the session's last message, target, profile) -> sessions
+        self.last: dict[tuple, int] = defaultdict(int)
+        # Tool cells that lost a call: their max is looked up again afterwards.
+        self.shrunk: set[tuple] = set()
+
+    def message(self, session_id: str, s: _Session, ts: int | None, sign: int = 1) -> None:
+        for grain, ms in GRAINS.items():
+            self.activity[(grain, bucket_of(ts, ms), s.target, s.profile)][0] += sign
+        self.principal[(bucket_of(ts, DAY_MS), s.principal or "")][0] += sign
+        self.session_hour[(session_id, bucket_of(ts, HOUR_MS))] += sign
+
+    def last_active(self, s: _Session, last_ts: int | None, sign: int) -> None:
+        """A session counts once, in the bucket of its latest message (windows' "active")."""
+        if last_ts is None:
+            return
+        for grain, ms in GRAINS.items():
+            self.last[(grain, bucket_of(last_ts, ms), s.target, s.profile)] += sign
+
+    def session_created(self, s: _Session, sign: int = 1) -> None:
+        created = None if s.created_at == NO_TIME else s.created_at
+        for grain, ms in GRAINS.items():
+            self.activity[(grain, bucket_of(created, ms), s.target, s.profile)][1] += sign
+        self.principal[(bucket_of(created, DAY_MS), s.principal or "")][1] += sign
+
+    def call(self, c: _Call, sign: int, *, count: bool = True) -> None:
+        """Add (sign 1) or take away (sign -1) one call's contribution."""
+        timed = c.duration_ms is not None
+        for grain, ms in GRAINS.items():
+            key = (grain, bucket_of(c.ts, ms), c.tool, c.target, c.profile)
+            cell = self.tool[key]
+            if sign < 0 and count:
+                self.shrunk.add(key)
+            cell[0] += sign * count
+            cell[1] += sign * c.failed
+            cell[2] += sign * timed
+            cell[3] += sign * (c.duration_ms or 0)
+            if sign > 0 and timed and (cell[4] is None or c.duration_ms > cell[4]):
+                cell[4] = c.duration_ms
+        if timed:
+            band = duration_band(c.duration_ms)
+            for grain, ms in GRAINS.items():
+                self.bands[(grain, bucket_of(c.ts, ms), c.tool, band)] += sign
+            self.bands[("all", None, c.tool, band)] += sign
+        person = self.principal[(bucket_of(c.ts, DAY_MS), c.principal or "")]
+        person[2] += sign * count
+        person[3] += sign * c.failed
+
+
+class RollupListener:
+    """Per hour x tool x target x profile and per day x principal, kept by the sync."""
+
+    name = "rollups"
+
+    def create(self, side: sqlite3.Connection) -> None:
+        existing = {
+            name for (name,) in side.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+        }
+        _create_each(side)
+        if "rollup_call" in existing:
+            _backfill(side, existing)
+
+    def reset(self, side: sqlite3.Connection) -> None:
+        # Dropped, not emptied: a rebuild also brings the tables to this version's schema.
+        for table in TABLES:
+            side.execute(f"DROP TABLE IF EXISTS {table}")
+        _create_each(side)
+        _stamp(side)
+
+    def add_messages(self, side: sqlite3.Connection, batch: Sequence[FeedMessage]) -> None:
+        if not batch:
+            return
+        sessions = _load_sessions(side, {m.session_id for m in batch})
+        calls: dict[tuple[str, str], _Call] = {}
+        deltas = _Deltas()
+        for m in batch:
+            s = sessions.get(m.session_id)
+            if s is None:
+                s = sessions[m.session_id] = _Session(
+                    m.target_key or "", m.profile_key or "", m.principal_id, m.ts, m.ts, 0
+                )
+            s.messages += 1
+            if m.ts is not None:
+                s.first_ts = m.ts if s.first_ts is None else s.first_ts
+                s.last_ts = m.ts if s.last_ts is None else max(s.last_ts, m.ts)
+            deltas.message(m.session_id, s, m.ts)
+            if is_tool_call(m.tool_name):
+                _take_call(side, calls, deltas, s, m)
+        for s in sessions.values():
+            if s.last_ts != s.stored_last:
+                deltas.last_active(s, s.stored_last, -1)
+                deltas.last_active(s, s.last_ts, 1)
+        _write_sessions(side, sessions)
+        _write_calls(side, calls.items())
+        _apply(side, deltas)
+        _stamp(side)
+
+    def update_sessions(self, side: sqlite3.Connection, rows: Sequence[FeedSession]) -> None:
+        """Count each session once as created, in the bucket of its row's ``created_at``.
+
+        The runner calls this for sessions new to the sync (with or without
+        messages) and for those a batch touched, after ``add_messages``.
+        """
+        sessions = _load_sessions(side, {row.id for row in rows})
+        deltas = _Deltas()
+        changed: dict[str, _Session] = {}
+        for row in rows:
+            s = sessions.get(row.id)
+            if s is None:
+                s = _Session(
+                    row.target_key or "", row.profile_key or "", row.principal_id, None, None, 0
+                )
+            elif s.created_at is not None:
+                continue  # counted already: most rows of most batches
+            s.created_at = row.created_at if row.created_at is not None else NO_TIME
+            changed[row.id] = s
+            deltas.session_created(s)
+        _write_sessions(side, changed)
+        _apply(side, deltas)
+
+    def forget_sessions(self, side: sqlite3.Connection, session_ids: Sequence[str]) -> None:
+        ids = list(dict.fromkeys(session_ids))
+        deltas = _Deltas()
+        for start in range(0, len(ids), _CHUNK):
+            chunk = ids[start : start + _CHUNK]
+            marks = ",".join("?" * len(chunk))
+            sessions = _load_sessions(side, set(chunk))
+            for sid, bucket, n in side.execute(
+                f"SELECT session_id, bucket, messages FROM rollup_session_hour "
+                f"WHERE session_id IN ({marks})",
+                chunk,
+            ):
+                s = sessions[sid]
+                ts = None if bucket == NO_TIME else bucket * HOUR_MS
+                for grain, ms in GRAINS.items():
+                    deltas.activity[(grain, bucket_of(ts, ms), s.target, s.profile)][0] -= n
+                deltas.principal[(bucket_of(ts, DAY_MS), s.principal or "")][0] -= n
+            for s in sessions.values():
+                deltas.last_active(s, s.stored_last, -1)
+                if s.created_at is not None:
+                    deltas.session_created(s, -1)
+            for c in _load_calls(side, f"session_id IN ({marks})", chunk):
+                deltas.call(c, -1)
+            for table in ("rollup_session", "rollup_session_hour", "rollup_call"):
+                side.execute(f"DELETE FROM {table} WHERE session_id IN ({marks})", chunk)
+        _apply(side, deltas)
+        _stamp(side)
+
+    def forget_messages(self, side: sqlite3.Connection, message_ids: Sequence[int]) -> None:
+        """Drop the calls these messages belong to (a call loses both rows at once).
+
+        Message counts are kept per session and hour, not per message, so they
+        are corrected only when the session itself is forgotten; the runtime
+        deletes whole sessions, never single messages.
+        """
+        ids = list(dict.fromkeys(message_ids))
+        deltas = _Deltas()
+        for start in range(0, len(ids), _CHUNK):
+            chunk = ids[start : start + _CHUNK]
+            marks = ",".join("?" * len(chunk))
+            where = f"first_id IN ({marks}) OR second_id IN ({marks})"
+            doomed = _load_calls(side, where, chunk + chunk)
+            for c in doomed:
+                deltas.call(c, -1)
+            side.executemany("DELETE FROM rollup_call WHERE id = ?", [(c.rowid,) for c in doomed])
+        _apply(side, deltas)
+        _stamp(side)
+
+
+def _create_each(side: sqlite3.Connection) -> None:
+    """The DDL one statement at a time (``executescript`` would commit the caller's
+    transaction)."""
+    for statement in DDL.split(";"):
+        if statement.strip():
+            side.execute(statement)
+
+
+def _floor_sql(column: str, ms: int) -> str:
+    """``column // ms`` as Python floors it (SQLite's ``/`` truncates towards zero)."""
+    return f"CASE WHEN {column} >= 0 THEN {column} / {ms} ELSE ({column} + 1) / {ms} - 1 END"
+
+
+def _backfill(side: sqlite3.Connection, existing: set[str]) -> None:
+    """Fill tables added by a newer version from the per-call and per-session rows,
+    so an upgrade does not need a rebuild from the store."""
+    for grain, ms in GRAINS.items():
+        if f"rollup_duration_{grain}" not in existing:
+            side.execute(
+                f"INSERT INTO rollup_duration_{grain} (tool, bucket, band, n) "
+                f"SELECT tool, {_floor_sql('ts', ms)}, band, count(*) FROM rollup_call "
+                "WHERE duration_ms IS NOT NULL GROUP BY 1, 2, 3"
+            )
+        if f"rollup_last_{grain}" not in existing:
+            side.execute(
+                f"INSERT INTO rollup_last_{grain} (bucket, target, profile, sessions) "
+                f"SELECT {_floor_sql('last_ts', ms)}, target, profile, count(*) "
+                "FROM rollup_session WHERE last_ts IS NOT NULL GROUP BY 1, 2, 3"
+            )
+    if "rollup_duration_all" not in existing:
+        side.execute(
+            "INSERT INTO rollup_duration_all (tool, band, n) SELECT tool, band, count(*) "
+            "FROM rollup_call WHERE duration_ms IS NOT NULL GROUP BY 1, 2"
+        )
+
+
+def _stamp(side: sqlite3.Connection) -> None:
+    side.execute(
+        "INSERT INTO rollup_meta (key, value) VALUES ('computed_at', ?) "
+        "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        [int(time.time() * 1000)],
+    )
+
+
+def _load_sessions(side: sqlite3.Connection, ids: set[str]) -> dict[str, _Session]:
+    found: dict[str, _Session] = {}
+    pending = list(ids)
+    for start in range(0, len(pending), _CHUNK):
+        chunk = pending[start : start + _CHUNK]
+        rows = side.execute(
+            "SELECT session_id, target, profile, principal, first_ts, last_ts, messages, "
+            f"created_at FROM rollup_session WHERE session_id IN ({','.join('?' * len(chunk))})",
+            chunk,
+        )
+        for sid, *rest in rows:
+            found[sid] = session = _Session(*rest)
+            session.stored_last = session.last_ts
+    return found
+
+
+_CALL_COLUMNS = (
+    "id, tool, target, profile, principal, ts, duration_ms, failed, first_id, second_id, "
+    "link_id, args_head, result_head"
+)
+
+
+def _call_from_row(row: tuple) -> _Call:
+    rowid, *rest = row
+    call = _Call(rowid, *rest, dirty=False)
+    call.failed = bool(call.failed)
+    return call
+
+
+def _load_calls(side: sqlite3.Connection, where: str, params: list) -> list[_Call]:
+    rows = side.execute(f"SELECT {_CALL_COLUMNS} FROM rollup_call WHERE {where}", params)
+    return [_call_from_row(row) for row in rows]
+
+
+def _take_call(
+    side: sqlite3.Connection,
+    calls: dict[tuple[str, str], _Call],
+    deltas: _Deltas,
+    s: _Session,
+    m: FeedMessage,
+) -> None:
+    """A new call, or the second row of one already seen (same session, same call id)."""
+    key = (m.session_id, call_key(m.id, m.tool_call_id))
+    failed = reports_error(m.tool_result)
+    call = calls.get(key)
+    if call is None and key[1].startswith("c:"):
+        row = side.execute(
+            f"SELECT {_CALL_COLUMNS} FROM rollup_call WHERE session_id = ? AND call_key = ?", key
+        ).fetchone()
+        call = calls[key] = _call_from_row(row) if row else None
+    if call is None:
+        calls[key] = call = _Call(
+            None,
+            m.tool_name or "",
+            s.target,
+            s.profile,
+            s.principal,
+            m.ts if m.ts is not None else NO_TIME,
+            m.tool_duration_ms,
+            failed,
+            m.id,
+            None,
+            m.id,
+            _head(m.tool_args),
+            _head(m.tool_result),
+        )
+        deltas.call(call, 1)
+        return
+    # The call's other row: the call keeps its first row's tool, time and cell,
+    # takes the longer duration, and fails if either row reports an error.
+    deltas.call(call, -1, count=False)
+    if m.tool_duration_ms is not None and (
+        call.duration_ms is None or m.tool_duration_ms > call.duration_ms
+    ):
+        call.duration_ms = m.tool_duration_ms
+    call.failed = call.failed or failed
+    call.second_id = m.id
+    if m.tool_result is not None:
+        call.link_id = m.id
+        call.result_head = _head(m.tool_result)
+    call.args_head = call.args_head if call.args_head is not None else _head(m.tool_args)
+    call.dirty = True
+    deltas.call(call, 1, count=False)
+
+
+def _write_sessions(side: sqlite3.Connection, sessions: dict[str, _Session]) -> None:
+    side.executemany(
+        "INSERT INTO rollup_session (session_id, target, profile, principal, first_ts, last_ts, "
+        "messages, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (session_id) DO UPDATE "
+        "SET first_ts = excluded.first_ts, last_ts = excluded.last_ts, "
+        "messages = excluded.messages, created_at = excluded.created_at",
+        [
+            (sid, s.target, s.profile, s.principal, s.first_ts, s.last_ts, s.messages, s.created_at)
+            for sid, s in sessions.items()
+        ],
+    )
+
+
+def _write_calls(side: sqlite3.Connection, calls: Iterable[tuple[tuple[str, str], _Call]]) -> None:
+    new, changed = [], []
+    for (sid, key), c in calls:
+        if c is None or not c.dirty:
+            continue
+        band = None if c.duration_ms is None else duration_band(c.duration_ms)
+        values = (
+            c.duration_ms,
+            band,
+            int(c.failed),
+            c.second_id,
+            c.link_id,
+            c.args_head,
+            c.result_head,
+        )
+        if c.rowid is None:
+            new.append(
+                (sid, key, c.tool, c.target, c.profile, c.principal, c.ts, c.first_id, *values)
+            )
+        else:
+            changed.append((*values, c.rowid))
+    side.executemany(
+        "INSERT INTO rollup_call (session_id, call_key, tool, target, profile, principal, ts, "
+        "first_id, duration_ms, band, failed, second_id, link_id, args_head, result_head) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        new,
+    )
+    side.executemany(
+        "UPDATE rollup_call SET duration_ms = ?, band = ?, failed = ?, second_id = ?, link_id = ?, "
+        "args_head = ?, result_head = ? WHERE id = ?",
+        changed,
+    )
+
+
+def _apply(side: sqlite3.Connection, d: _Deltas) -> None:
+    """Add the deltas to the tables, drop emptied cells, look up shrunk maxima again."""
+    for grain in GRAINS:
+        side.executemany(
+            f"INSERT INTO rollup_tool_{grain} (bucket, tool, target, profile, calls, errors, "
+            "timed, total_ms, max_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT DO UPDATE SET calls = calls + excluded.calls, "
+            "errors = errors + excluded.errors, timed = timed + excluded.timed, "
+            "total_ms = total_ms + excluded.total_ms, "
+            "max_ms = max(coalesce(max_ms, excluded.max_ms), coalesce(excluded.max_ms, max_ms))",
+            [(*key[1:], *cell) for key, cell in d.tool.items() if key[0] == grain],
+        )
+        side.executemany(
+            f"INSERT INTO rollup_activity_{grain} (bucket, target, profile, messages, sessions) "
+            "VALUES (?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET "
+            "messages = messages + excluded.messages, sessions = sessions + excluded.sessions",
+            [(*key[1:], *cell) for key, cell in d.activity.items() if key[0] == grain],
+        )
+    side.executemany(
+        "INSERT INTO rollup_principal_day (bucket, principal, messages, sessions, calls, errors) "
+        "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET "
+        "messages = messages + excluded.messages, sessions = sessions + excluded.sessions, "
+        "calls = calls + excluded.calls, errors = errors + excluded.errors",
+        [(*key, *cell) for key, cell in d.principal.items()],
+    )
+    side.executemany(
+        "INSERT INTO rollup_session_hour (session_id, bucket, messages) VALUES (?, ?, ?) "
+        "ON CONFLICT DO UPDATE SET messages = messages + excluded.messages",
+        [(*key, n) for key, n in d.session_hour.items() if n > 0],
+    )
+    _apply_bands(side, d.bands)
+    _apply_last(side, d.last)
+    for key in d.shrunk:
+        _refresh_max(side, *key)
+    # Only a subtraction can empty a cell: look at those cells alone, not the tables.
+    for grain in GRAINS:
+        side.executemany(
+            f"DELETE FROM rollup_tool_{grain} WHERE bucket = ? AND tool = ? AND target = ? "
+            "AND profile = ? AND calls <= 0",
+            [key[1:] for key, cell in d.tool.items() if key[0] == grain and cell[0] < 0],
+        )
+        side.executemany(
+            f"DELETE FROM rollup_activity_{grain} WHERE bucket = ? AND target = ? "
+            "AND profile = ? AND messages <= 0 AND sessions <= 0",
+            [key[1:] for key, cell in d.activity.items() if key[0] == grain and min(cell) < 0],
+        )
+    side.executemany(
+        "DELETE FROM rollup_principal_day WHERE bucket = ? AND principal = ? "
+        "AND messages <= 0 AND sessions <= 0 AND calls <= 0",
+        [key for key, cell in d.principal.items() if min(cell) < 0],
+    )
+
+
+def _apply_bands(side: sqlite3.Connection, bands: dict[tuple, int]) -> None:
+    changed = [(key, n) for key, n in bands.items() if n]
+    for grain in GRAINS:
+        rows = [(k[2], k[1], k[3], n) for k, n in changed if k[0] == grain]
+        side.executemany(
+            f"INSERT INTO rollup_duration_{grain} (tool, bucket, band, n) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT DO UPDATE SET n = n + excluded.n",
+            rows,
+        )
+        side.executemany(
+            f"DELETE FROM rollup_duration_{grain} WHERE tool = ? AND bucket = ? AND band = ? "
+            "AND n <= 0",
+            [row[:3] for row in rows if row[3] < 0],
+        )
+    rows = [(k[2], k[3], n) for k, n in changed if k[0] == "all"]
+    side.executemany(
+        "INSERT INTO rollup_duration_all (tool, band, n) VALUES (?, ?, ?) "
+        "ON CONFLICT DO UPDATE SET n = n + excluded.n",
+        rows,
+    )
+    side.executemany(
+        "DELETE FROM rollup_duration_all WHERE tool = ? AND band = ? AND n <= 0",
+        [row[:2] for row in rows if row[2] < 0],
+    )
+
+
+def _apply_last(side: sqlite3.Connection, last: dict[tuple, int]) -> None:
+    for grain in GRAINS:
+        rows = [(*k[1:], n) for k, n in last.items() if k[0] == grain and n]
+        side.executemany(
+            f"INSERT INTO rollup_last_{grain} (bucket, target, profile, sessions) "
+            "VALUES (?, ?, ?, ?) ON CONFLICT DO UPDATE SET sessions = sessions + excluded.sessions",
+            rows,
+        )
+        side.executemany(
+            f"DELETE FROM rollup_last_{grain} WHERE bucket = ? AND target = ? AND profile = ? "
+            "AND sessions <= 0",
+            [row[:3] for row in rows if row[3] < 0],
+        )
+
+
+def _refresh_max(
+    side: sqlite3.Connection, grain: str, bucket: int, tool: str, target: str, profile: str
+) -> None:
+    # A call without a time is stored at NO_TIME (-1), which falls in bucket -1.
+    ms = GRAINS[grain]
+    span, params = "ts >= ? AND ts < ?", [bucket * ms, (bucket + 1) * ms]
+    side.execute(
+        f"UPDATE rollup_tool_{grain} SET max_ms = (SELECT max(duration_ms) FROM rollup_call "
+        f"WHERE tool = ? AND {span} AND target = ? AND profile = ?) "
+        "WHERE bucket = ? AND tool = ? AND target = ? AND profile = ?",
+        [tool, *params, target, profile, bucket, tool, target, profile],
+    )

@@ -1,0 +1,164 @@
+"""The rollups' tables in the side database, and the time grains they are kept at.
+
+Every table is prefixed ``rollup_``. Times are epoch milliseconds; an hour
+bucket is ``ts // HOUR_MS``, a day bucket ``ts // DAY_MS`` (UTC). A message
+whose ``ts`` is not a whole number lands in bucket :data:`NO_TIME` and counts
+only in the ``all`` window (a call's ``ts`` is then stored as ``NO_TIME``, which
+``ts // grain`` puts in that same bucket).
+
+* ``rollup_call``: one row per tool call (call and result rows merged),
+  the per-call table behind a tool's page and the exact percentiles;
+* ``rollup_tool_hour`` / ``rollup_tool_day``: calls, errors, timed calls,
+  total and max duration per bucket x tool x target x profile;
+* ``rollup_activity_hour`` / ``rollup_activity_day``: messages written and
+  sessions created (by the session row's ``created_at``) per bucket x target
+  x profile;
+* ``rollup_principal_day``: messages, sessions created, calls and errors
+  per day x principal;
+* ``rollup_duration_hour`` / ``_day`` / ``_all``: calls per tool and
+  duration band (about 5 % wide), per hour, per day and over all time;
+* ``rollup_last_hour`` / ``rollup_last_day``: sessions per bucket of their
+  latest message x target x profile (sessions active in a window);
+* ``rollup_session`` and ``rollup_session_hour``: what each session
+  contributed, so that forgetting a session subtracts exactly that;
+* ``rollup_meta``: when the figures were last computed.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+
+HOUR_MS = 3_600_000
+DAY_MS = 86_400_000
+NO_TIME = -1
+#: Characters of args and result kept per call for the tool page's rows.
+HEAD_CHARS = 160
+
+GRAINS = {"hour": HOUR_MS, "day": DAY_MS}
+
+
+def _duration_edges(ratio: float = 1.05, top: int = 10**13) -> list[int]:
+    edges = [1]
+    while edges[-1] < top:
+        edges.append(max(edges[-1] + 1, int(edges[-1] * ratio + 0.999999)))
+    return edges
+
+
+#: Lower edges (ms) of the duration bands: band b >= 1 holds [EDGES[b-1], EDGES[b]);
+#: band 0 holds anything under 1 ms. About 5 % wide, so a band is a small
+#: slice of any tool's calls and the exact value inside it is a short walk.
+DURATION_EDGES = _duration_edges()
+
+
+def duration_band(duration_ms: int) -> int:
+    return bisect_right(DURATION_EDGES, duration_ms)
+
+
+def band_floor(band: int) -> int | None:
+    """The smallest duration in a band (None for band 0: no lower bound)."""
+    return None if band <= 0 else DURATION_EDGES[band - 1]
+
+
+TABLES = (
+    "rollup_meta",
+    "rollup_call",
+    "rollup_tool_hour",
+    "rollup_tool_day",
+    "rollup_activity_hour",
+    "rollup_activity_day",
+    "rollup_principal_day",
+    "rollup_session",
+    "rollup_session_hour",
+    "rollup_duration_hour",
+    "rollup_duration_day",
+    "rollup_duration_all",
+    "rollup_last_hour",
+    "rollup_last_day",
+)
+
+_TOOL_CELLS = """
+CREATE TABLE IF NOT EXISTS rollup_tool_{grain} (
+  bucket INTEGER NOT NULL, tool TEXT NOT NULL, target TEXT NOT NULL, profile TEXT NOT NULL,
+  calls INTEGER NOT NULL, errors INTEGER NOT NULL, timed INTEGER NOT NULL,
+  total_ms INTEGER NOT NULL, max_ms INTEGER,
+  PRIMARY KEY (bucket, tool, target, profile)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS rollup_duration_{grain} (
+  bucket INTEGER NOT NULL, tool TEXT NOT NULL, band INTEGER NOT NULL, n INTEGER NOT NULL,
+  PRIMARY KEY (tool, bucket, band)
+) WITHOUT ROWID;
+-- Sessions by the bucket of their latest message: "active since" is a sum.
+CREATE TABLE IF NOT EXISTS rollup_last_{grain} (
+  bucket INTEGER NOT NULL, target TEXT NOT NULL, profile TEXT NOT NULL,
+  sessions INTEGER NOT NULL,
+  PRIMARY KEY (bucket, target, profile)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS rollup_activity_{grain} (
+  bucket INTEGER NOT NULL, target TEXT NOT NULL, profile TEXT NOT NULL,
+  messages INTEGER NOT NULL, sessions INTEGER NOT NULL,
+  PRIMARY KEY (bucket, target, profile)
+) WITHOUT ROWID;
+"""
+
+DDL = (
+    """
+CREATE TABLE IF NOT EXISTS rollup_meta (key TEXT PRIMARY KEY, value INTEGER) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS rollup_call (
+  id INTEGER PRIMARY KEY,
+  session_id TEXT NOT NULL,
+  call_key TEXT NOT NULL,
+  tool TEXT NOT NULL, target TEXT NOT NULL, profile TEXT NOT NULL, principal TEXT,
+  ts INTEGER,
+  duration_ms INTEGER,
+  failed INTEGER NOT NULL,
+  band INTEGER,
+  first_id INTEGER NOT NULL,
+  second_id INTEGER,
+  link_id INTEGER NOT NULL,
+  args_head TEXT, result_head TEXT
+);
+CREATE UNIQUE INDEX IF NOT EXISTS rollup_call_key ON rollup_call (session_id, call_key);
+-- A tool's calls newest first, and its durations within a window.
+CREATE INDEX IF NOT EXISTS rollup_call_tool_ts ON rollup_call (tool, ts, duration_ms);
+CREATE INDEX IF NOT EXISTS rollup_call_tool_failed ON rollup_call (tool, ts) WHERE failed;
+-- A tool's durations in order, for the percentiles of the whole history.
+CREATE INDEX IF NOT EXISTS rollup_call_tool_duration ON rollup_call (tool, duration_ms)
+  WHERE duration_ms IS NOT NULL;
+-- The calls of one duration band in a window, for the percentiles of 7 and 30 days.
+CREATE INDEX IF NOT EXISTS rollup_call_tool_band ON rollup_call (tool, band, ts, duration_ms)
+  WHERE duration_ms IS NOT NULL;
+CREATE INDEX IF NOT EXISTS rollup_call_first ON rollup_call (first_id);
+CREATE INDEX IF NOT EXISTS rollup_call_second ON rollup_call (second_id)
+  WHERE second_id IS NOT NULL;
+-- How many calls of each tool fall in each duration band, per day and over all
+-- time: where the p50 / p95 call lies, before one walk finds its exact value.
+CREATE TABLE IF NOT EXISTS rollup_duration_all (
+  tool TEXT NOT NULL, band INTEGER NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (tool, band)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS rollup_principal_day (
+  bucket INTEGER NOT NULL, principal TEXT NOT NULL,
+  messages INTEGER NOT NULL, sessions INTEGER NOT NULL,
+  calls INTEGER NOT NULL, errors INTEGER NOT NULL,
+  PRIMARY KEY (bucket, principal)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS rollup_session (
+  session_id TEXT PRIMARY KEY,
+  target TEXT NOT NULL, profile TEXT NOT NULL, principal TEXT,
+  first_ts INTEGER, last_ts INTEGER, messages INTEGER NOT NULL,
+  -- The session row's created_at once counted as created (NO_TIME if unreadable).
+  created_at INTEGER
+);
+-- Sessions active in a window, by target and profile (a covering index).
+CREATE INDEX IF NOT EXISTS rollup_session_last ON rollup_session (last_ts, target, profile);
+CREATE TABLE IF NOT EXISTS rollup_session_hour (
+  session_id TEXT NOT NULL, bucket INTEGER NOT NULL, messages INTEGER NOT NULL,
+  PRIMARY KEY (session_id, bucket)
+) WITHOUT ROWID;
+"""
+    + _TOOL_CELLS.format(grain="hour")
+    + _TOOL_CELLS.format(grain="day")
+)
+
+
+def bucket_of(ts: int | None, grain_ms: int) -> int:
+    return NO_TIME if ts is None else ts // grain_ms

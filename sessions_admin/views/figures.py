@@ -1,0 +1,78 @@
+"""What the overview and the tool pages share: the side database, windows, links and charts."""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime
+from urllib.parse import urlencode
+
+from django.urls import reverse
+
+from sessions_admin.charts import Point, bar_chart, sparkline
+from sessions_admin.ids import session_url
+from sessions_admin.ourdata.rollups.figures import WINDOWS, Window, bucket_ms
+
+#: The session list's last-active preset that matches each window.
+LIST_PRESET = {"24h": "24h", "7d": "7d", "30d": "30d", "all": None}
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def list_url(**params: str | None) -> str:
+    """The session list filtered by ``params`` (empty ones left out)."""
+    kept = {k: v for k, v in params.items() if v}
+    return reverse("sessions") + ("?" + urlencode(kept) if kept else "")
+
+
+def tool_url(tool: str, **params: str | None) -> str:
+    kept = {k: v for k, v in params.items() if v}
+    return reverse("tool", args=[tool]) + ("?" + urlencode(kept) if kept else "")
+
+
+def permalink(session_id: str, message_id: int) -> str:
+    """The transcript opened at one message."""
+    return session_url(session_id, at=str(message_id)) + f"#message-{message_id}"
+
+
+def window_links(window: Window, base: dict[str, str]) -> list[dict]:
+    """One link per window, keeping the other filters: shareable, stable URLs."""
+    return [
+        {
+            "key": key,
+            "label": label,
+            "current": key == window.key,
+            "query": "?" + urlencode({**base, "window": key}),
+        }
+        for key, (label, _, _) in WINDOWS.items()
+    ]
+
+
+def iso_utc(epoch_ms: int) -> str:
+    return datetime.fromtimestamp(epoch_ms / 1000, tz=UTC).strftime("%Y-%m-%dT%H:%MZ")
+
+
+def bucket_label(bucket: int, grain: str) -> str:
+    moment = datetime.fromtimestamp(bucket_ms(bucket, grain) / 1000, tz=UTC)
+    return moment.strftime("%H:%M") if grain == "hour" else moment.strftime("%d %b")
+
+
+def activity_charts(hourly: list[tuple], daily: list[tuple]) -> list:
+    """Messages written and sessions created, per hour (last day) and per day (90 days)."""
+    charts = []
+    for series, grain, span in ((hourly, "hour", "last 24 hours"), (daily, "day", "last 90 days")):
+        for index, what in ((1, "messages"), (2, "sessions created")):
+            points = [Point(bucket_label(row[0], grain), row[index]) for row in series]
+            charts.append(
+                bar_chart(
+                    f"{what.capitalize()} per {grain}, {span} (UTC)",
+                    f"{what.split()[0]} per {grain}",
+                    points,
+                )
+            )
+    return charts
+
+
+def tool_sparkline(series: list[tuple[int, int, int]], grain: str):
+    return sparkline([(bucket_label(b, grain), calls, errors) for b, calls, errors in series])

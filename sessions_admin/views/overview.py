@@ -1,0 +1,138 @@
+"""``/``: the host at a glance (health and size, activity, targets, tools, principals).
+
+Everything but the health check and the file sizes comes from the rollups in
+the side database (:mod:`sessions_admin.ourdata.rollups`), as of their last
+sync; row counts and frames use are fetched after the page (``?part=counts``).
+"""
+
+from __future__ import annotations
+
+from django.db import DatabaseError
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import render
+from django.urls import reverse
+from django.views.decorators.http import require_safe
+from django.views.decorators.vary import vary_on_headers
+
+from sessions_admin.access import staff_view
+from sessions_admin.ourdata.rollups import figures
+from sessions_admin.ourdata.rollups.figures import BadFigureQuery, Window, parse_window
+from sessions_admin.ourdata.rollups.schema import DAY_MS
+from sessions_admin.store import size
+from sessions_admin.store.connection import StoreError, describe_database_error, store_status
+from sessions_admin.views.figures import (
+    LIST_PRESET,
+    activity_charts,
+    iso_utc,
+    list_url,
+    now_ms,
+    tool_url,
+    window_links,
+)
+from sessions_admin.views.sessions import LIST_PARAMS, bad_request
+
+TEMPLATE = "sessions_admin/overview.html"
+TOOLS_SHOWN = 10
+
+
+@require_safe
+@vary_on_headers("HX-Request")
+@staff_view(needs_store=False)
+def overview(request: HttpRequest) -> HttpResponse:
+    wants_counts = request.GET.get("part") == "counts"
+    if wants_counts and request.htmx:
+        return render(request, TEMPLATE + "#counts", _counts(request))
+    if any(name in request.GET for name in (*LIST_PARAMS, "cursor")):
+        # The list lived at / before the overview: its old links still land on it.
+        return HttpResponseRedirect(reverse("sessions") + "?" + request.GET.urlencode())
+    try:
+        window = parse_window(request.GET.get("window"), now_ms())
+    except BadFigureQuery as exc:
+        return bad_request(request, str(exc))
+    status = store_status()
+    context = {
+        "status": status,
+        "checked_at_ms": int(status.checked_at * 1000),
+        "sizes": size.store_file_sizes(),
+        "window": window,
+        "windows": window_links(window, {}),
+        "sessions_url": list_url(),
+        # Without JavaScript the "count" link reloads the whole page with the counts.
+        **(_counts(request) if wants_counts else {}),
+    }
+    try:
+        with figures.reading() as side:
+            context.update(_rollup_context(side, window))
+    except figures.NotComputed:
+        context["not_computed"] = True
+    return render(request, TEMPLATE, context)
+
+
+def _target_bars(targets: list[figures.TargetFigures], preset: str | None) -> list[dict]:
+    """One stacked bar per target, a segment per profile, each a link to the list."""
+    widest = max((t.sessions for t in targets), default=0) or 1
+    bars = []
+    for t in targets:
+        x, segments = 0.0, []
+        for profile, (sessions, messages) in t.profiles.items():
+            width = 300 * sessions / widest
+            segments.append(
+                {
+                    "profile": profile,
+                    "sessions": sessions,
+                    "messages": messages,
+                    "x": round(x, 2),
+                    "width": round(width, 2),
+                    "url": list_url(target=t.target, profile=profile, active=preset),
+                }
+            )
+            x += width
+        bars.append(
+            {
+                "target": t.target,
+                "sessions": t.sessions,
+                "messages": t.messages,
+                "url": list_url(target=t.target, active=preset),
+                "segments": segments,
+            }
+        )
+    return bars
+
+
+def _rollup_context(side: figures.SideConnection, window: Window) -> dict:
+    now = window.now_ms
+    preset = LIST_PRESET[window.key]
+    targets = _target_bars(figures.by_target(side, window), preset)
+    tools = figures.tool_rows(side, window, series=False)[:TOOLS_SHOWN]
+    # A tool's page filters by time: the window becomes its (absolute, shareable) start.
+    since = None if window.start_ms is None else iso_utc(window.start_ms)
+    for row in tools:
+        row.url = tool_url(row.tool, since=since)
+        row.errors_url = tool_url(row.tool, errors="1", since=since)
+    principals = figures.busiest_principals(side, window)
+    links = [
+        list_url(principal=p.principal, active=preset) if p.principal else None for p in principals
+    ]
+    return {
+        "computed_at": figures.computed_at(side),
+        "totals": figures.totals(side),
+        "charts": activity_charts(
+            figures.activity(side, "hour", 24, now), figures.activity(side, "day", 90, now)
+        ),
+        "targets": targets,
+        "tools": tools,
+        "tools_url": reverse("tools") + f"?window={window.key}",
+        "principals": list(zip(principals, links, strict=True)),
+        "principals_since": None if window.start_day is None else window.start_day * DAY_MS,
+    }
+
+
+def _counts(request: HttpRequest) -> dict:
+    try:
+        counts = size.store_counts(fresh=request.GET.get("fresh") == "1")
+        problem = None
+    except StoreError as exc:
+        counts, problem = None, exc
+    except DatabaseError as exc:
+        counts, problem = None, describe_database_error(exc)
+    return {"counts": counts, "problem": problem, "status": store_status()}

@@ -1,0 +1,152 @@
+"""``/tools/`` (every tool's calls, errors and durations) and ``/tools/<name>/`` (its calls).
+
+Both read the rollups only. Filters live in the URL (``window``, ``target``,
+``profile``; on a tool's page ``errors=1``, ``slow=1``, ``since``, ``until``),
+so every view is a link staff can share.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlencode
+
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.views.decorators.http import require_safe
+from django.views.decorators.vary import vary_on_headers
+
+from sessions_admin.access import staff_view
+from sessions_admin.ourdata.rollups import calls, figures
+from sessions_admin.ourdata.rollups.figures import BadFigureQuery, Scope, parse_window
+from sessions_admin.store.queries import BadQuery, parse_datetime_param
+from sessions_admin.views.figures import (
+    now_ms,
+    permalink,
+    tool_sparkline,
+    tool_url,
+    window_links,
+)
+from sessions_admin.views.sessions import bad_request
+
+MAX_PARAM = 500
+
+
+def _text(params: Any, name: str) -> str | None:
+    value = params.get(name, "")
+    value = value.strip() if isinstance(value, str) else ""
+    if len(value) > MAX_PARAM:
+        raise BadFigureQuery(f"{name} is too long (over {MAX_PARAM} characters).")
+    return value or None
+
+
+def _scope(params: Any) -> Scope:
+    return Scope(target=_text(params, "target"), profile=_text(params, "profile"))
+
+
+def _scope_choices(side) -> dict[str, list[str]]:
+    rows = side.execute("SELECT DISTINCT target, profile FROM rollup_activity_day").fetchall()
+    return {
+        "targets": sorted({t for t, _ in rows}),
+        "profiles": sorted({p for _, p in rows}),
+    }
+
+
+@require_safe
+@vary_on_headers("HX-Request")
+@staff_view(needs_store=False)
+def tool_list(request: HttpRequest) -> HttpResponse:
+    try:
+        window = parse_window(request.GET.get("window"), now_ms())
+        scope = _scope(request.GET)
+    except BadFigureQuery as exc:
+        return bad_request(request, str(exc))
+    kept = {k: v for k, v in (("target", scope.target), ("profile", scope.profile)) if v}
+    context: dict[str, Any] = {
+        "window": window,
+        "scope": scope,
+        "windows": window_links(window, kept),
+    }
+    try:
+        with figures.reading() as side:
+            rows = figures.tool_rows(side, window, scope)
+            for row in rows:
+                row.url = tool_url(row.tool, **kept)
+                row.errors_url = tool_url(row.tool, errors="1", **kept)
+                row.spark = tool_sparkline(row.series, window.grain)
+            context.update(rows=rows, computed_at=figures.computed_at(side), **_scope_choices(side))
+    except figures.NotComputed:
+        context["not_computed"] = True
+    template = "sessions_admin/tools.html"
+    if request.htmx and request.htmx.target == "tool-table":
+        template += "#table"
+    return render(request, template, context)
+
+
+def _call_filter(tool: str, params: Any) -> calls.CallFilter:
+    since = _text(params, "since")
+    until = _text(params, "until")
+    try:
+        since_ms = parse_datetime_param("since", since) if since else None
+        until_ms = parse_datetime_param("until", until) if until else None
+    except BadQuery as exc:
+        raise BadFigureQuery(str(exc)) from None
+    return calls.CallFilter(
+        tool=tool,
+        scope=_scope(params),
+        errors=params.get("errors") == "1",
+        slow_ms=settings.SLOW_TOOL_CALL_MS if params.get("slow") == "1" else None,
+        since_ms=since_ms,
+        until_ms=until_ms,
+    )
+
+
+def _toggled(kept: dict[str, str], flag: str) -> str:
+    """The same view with ``flag=1`` switched on or off."""
+    query = {k: v for k, v in kept.items() if k != flag}
+    if not kept.get(flag):
+        query[flag] = "1"
+    return "?" + urlencode(query)
+
+
+#: The query parameters that make up a shareable view of a tool's calls.
+CALL_PARAMS = ("errors", "slow", "target", "profile", "since", "until")
+
+
+@require_safe
+@vary_on_headers("HX-Request")
+@staff_view(needs_store=False)
+def tool_detail(request: HttpRequest, name: str) -> HttpResponse:
+    try:
+        call_filter = _call_filter(name, request.GET)
+        cursor = calls.parse_cursor(request.GET.get("cursor"))
+    except BadFigureQuery as exc:
+        return bad_request(request, str(exc))
+    kept = {k: request.GET[k] for k in CALL_PARAMS if request.GET.get(k)}
+    context: dict[str, Any] = {
+        "tool": name,
+        "filter": call_filter,
+        "params": kept,
+        "slow_ms": settings.SLOW_TOOL_CALL_MS,
+        "toggle": {flag: _toggled(kept, flag) for flag in ("errors", "slow")},
+    }
+    try:
+        with figures.reading() as side:
+            page = calls.tool_calls(side, call_filter, cursor)
+            context.update(
+                rows=[(row, permalink(row.session_id, row.link_id)) for row in page.rows],
+                next_url=(
+                    "?" + urlencode({**kept, "cursor": page.next_cursor})
+                    if page.next_cursor
+                    else None
+                ),
+                known=bool(page.rows) or calls.known_tool(side, name),
+                computed_at=figures.computed_at(side),
+                **_scope_choices(side),
+            )
+    except figures.NotComputed:
+        context["not_computed"] = True
+    template = "sessions_admin/tool_calls.html"
+    if request.htmx and cursor is not None:
+        template += "#rows"
+    return render(request, template, context)

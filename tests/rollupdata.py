@@ -1,0 +1,177 @@
+"""Test stores full of tool calls, their feed for the rollups, and the SQL the rollups summarise.
+
+The reference queries here read the store directly (tests may); they are the
+"naive aggregate SQL" each rollup figure must equal.
+"""
+
+from __future__ import annotations
+
+import math
+import sqlite3
+from random import Random
+
+from sessions_admin.ourdata.rollups.schema import DAY_MS, HOUR_MS
+from sessions_admin.store.feed import FeedMessage, FeedSession
+from sessions_admin.store.toolcalls import IS_TOOL_CALL_SQL, reports_error_sql
+from tests.storebuilder import BASE_MS, StoreBuilder
+
+TOOLS = ("sql.query", "fs.read", "http.get")
+TARGETS = (("ops.pager", "default"), ("ops.pager", "edit"), ("infra.deployer", "default"))
+RESULTS = (
+    '{"ok": true, "rows": 3}',
+    '{"ok": false, "error": "timeout"}',
+    '{"error": ""}',
+    '{"success": false}',
+    "not json",
+    None,
+)
+
+
+def fill_store(store: StoreBuilder, rng: Random, sessions: int = 12, per: int = 15) -> None:
+    """Sessions over three days with single-row calls, two-row calls and plain messages."""
+    with store.connect() as conn:
+        for n in range(sessions):
+            sid = f"sess_r{rng.getrandbits(32):08x}_{n}"
+            target, profile = rng.choice(TARGETS)
+            start = BASE_MS + rng.randrange(3 * DAY_MS)
+            conn.execute(
+                "INSERT INTO sessions (id, target_key, profile_key, principal_id, title, "
+                "turn_count, created_at, last_active) VALUES (?, ?, ?, ?, 't', 0, ?, ?)",
+                (sid, target, profile, rng.choice(("user:a", "user:b", None)), start, start),
+            )
+            ts = start
+            for i in range(per):
+                ts += rng.randrange(HOUR_MS // 2)
+                _add_turn(conn, rng, sid, ts, f"{n}-{i}")
+
+
+def _add_turn(conn: sqlite3.Connection, rng: Random, sid: str, ts: int, tag: str) -> None:
+    insert = (
+        "INSERT INTO session_messages (session_id, role, content, tool_name, tool_call_id, "
+        "tool_args, tool_result, tool_duration_ms, ts) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    )
+    kind = rng.random()
+    tool = rng.choice(TOOLS)
+    duration = rng.choice((None, rng.randrange(1, 5000), rng.randrange(1, 50)))
+    if kind < 0.4:
+        conn.execute(insert, (sid, "user", "hi", None, None, None, None, None, ts))
+    elif kind < 0.7:
+        call_id = rng.choice((None, "", f"call_{tag}"))
+        conn.execute(
+            insert,
+            (sid, "tool", "", tool, call_id, '{"q": 1}', rng.choice(RESULTS), duration, ts),
+        )
+    else:
+        # A call and its result as two rows sharing a call id.
+        conn.execute(
+            insert, (sid, "assistant", "", tool, f"call_{tag}", '{"q": 2}', None, None, ts)
+        )
+        conn.execute(
+            insert,
+            (sid, "tool", "", tool, f"call_{tag}", None, rng.choice(RESULTS), duration, ts + 7),
+        )
+
+
+def feed(store: StoreBuilder, after_id: int = 0) -> list[FeedMessage]:
+    rows = store.execute(
+        "SELECT m.id, m.session_id, m.role, m.content, m.tool_name, m.tool_call_id, "
+        "m.tool_target, m.tool_op, m.tool_args, m.tool_result, m.tool_duration_ms, m.ts, "
+        "s.target_key, s.profile_key, s.principal_id FROM session_messages m "
+        "LEFT JOIN sessions s ON s.id = m.session_id WHERE m.id > ? ORDER BY m.id",
+        (after_id,),
+    )
+    return [FeedMessage(*row) for row in rows]
+
+
+def sessions(store: StoreBuilder, ids: list[str] | None = None) -> list[FeedSession]:
+    rows = store.execute(
+        "SELECT id, target_key, profile_key, principal_id, title, turn_count, created_at, "
+        "last_active FROM sessions ORDER BY id"
+    )
+    return [FeedSession(*row) for row in rows if ids is None or row[0] in ids]
+
+
+_CALLS = f"""
+WITH r AS (
+  SELECT m.id, m.session_id, m.tool_name, m.ts, m.tool_duration_ms AS d,
+         {reports_error_sql("m.tool_result")} AS f,
+         CASE WHEN m.tool_call_id IS NOT NULL AND m.tool_call_id != ''
+              THEN 'c:' || m.tool_call_id ELSE 'm:' || m.id END AS k,
+         coalesce(s.target_key, '') AS target, coalesce(s.profile_key, '') AS profile,
+         coalesce(s.principal_id, '') AS principal
+  FROM session_messages m LEFT JOIN sessions s ON s.id = m.session_id WHERE {IS_TOOL_CALL_SQL}
+), c AS (SELECT session_id, k, min(id) AS first_id, max(f) AS failed, max(d) AS d
+         FROM r GROUP BY session_id, k)
+SELECT r.tool_name, r.ts, r.target, r.profile, r.principal, c.failed, c.d
+FROM c JOIN r ON r.id = c.first_id
+"""
+
+
+def reference_calls(store: StoreBuilder) -> list[tuple]:
+    """(tool, ts, target, profile, principal, failed, duration) per call, straight from SQL."""
+    return store.execute(_CALLS)
+
+
+def reference_tool_cells(store: StoreBuilder, grain_ms: int) -> dict[tuple, tuple]:
+    rows = store.execute(
+        f"SELECT ts / {grain_ms}, tool_name, target, profile, count(*), sum(failed), count(d), "
+        f"coalesce(sum(d), 0), max(d) FROM ({_CALLS}) GROUP BY 1, 2, 3, 4"
+    )
+    return {row[:4]: row[4:] for row in rows}
+
+
+def reference_activity(store: StoreBuilder, grain_ms: int) -> dict[tuple, tuple]:
+    messages = store.execute(
+        f"SELECT m.ts / {grain_ms}, s.target_key, s.profile_key, count(*) FROM session_messages m "
+        "JOIN sessions s ON s.id = m.session_id GROUP BY 1, 2, 3"
+    )
+    started = store.execute(
+        f"SELECT created_at / {grain_ms}, target_key, profile_key, count(*) FROM sessions "
+        "GROUP BY 1, 2, 3"
+    )
+    cells: dict[tuple, list[int]] = {}
+    for *key, n in messages:
+        cells.setdefault(tuple(key), [0, 0])[0] = n
+    for *key, n in started:
+        cells.setdefault(tuple(key), [0, 0])[1] = n
+    return {key: tuple(value) for key, value in cells.items()}
+
+
+def reference_principals(store: StoreBuilder) -> dict[tuple, tuple]:
+    rows = store.execute(
+        f"SELECT m.ts / {DAY_MS}, coalesce(s.principal_id, ''), count(*) FROM session_messages m "
+        "JOIN sessions s ON s.id = m.session_id GROUP BY 1, 2"
+    )
+    return {(day, p): n for day, p, n in rows}
+
+
+def reference_bands(store: StoreBuilder) -> dict[tuple, int]:
+    """Timed calls per (grain, bucket, tool, duration band); ("all", None) for all time."""
+    from sessions_admin.ourdata.rollups.schema import duration_band
+
+    counts: dict[tuple, int] = {}
+    for tool, ts, _, _, _, _, duration in reference_calls(store):
+        if duration is None:
+            continue
+        band = duration_band(duration)
+        for key in (("hour", ts // HOUR_MS), ("day", ts // DAY_MS), ("all", None)):
+            counts[(*key, tool, band)] = counts.get((*key, tool, band), 0) + 1
+    return counts
+
+
+def reference_last_active(store: StoreBuilder, grain_ms: int) -> dict[tuple, int]:
+    """Sessions by the bucket of their latest message."""
+    rows = store.execute(
+        f"SELECT last / {grain_ms}, target_key, profile_key, count(*) FROM (SELECT s.id, "
+        "s.target_key, s.profile_key, max(m.ts) AS last FROM sessions s JOIN session_messages m "
+        "ON m.session_id = s.id GROUP BY s.id) GROUP BY 1, 2, 3"
+    )
+    return {row[:3]: row[3] for row in rows}
+
+
+def nearest_rank_percentile(values: list[int], q: float) -> int | None:
+    """The textbook nearest-rank definition, written independently of the app's."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    return ordered[math.ceil(q * len(ordered)) - 1]

@@ -1,0 +1,171 @@
+"""``/sessions/<id>/frames/``: a session's request files, the trace search, access."""
+
+from __future__ import annotations
+
+import html
+from urllib.parse import quote
+
+from sessions_admin.ids import session_url
+from tests.conftest import STORE_DB
+from tests.frames_files import (
+    frame,
+    request_url,
+    text,
+    write_request,
+)
+
+pytestmark = STORE_DB
+
+
+# --- Requests of a session ------------------------------------------------------------
+
+
+def test_it_lists_the_request_files_with_size_and_frame_times(store, staff_client, old):
+    sid = store.add_session("sess_a")
+    write_request(store, sid, "req_one", [frame(0), frame(5)], mtime=old)
+    write_request(store, sid, "req_two", [frame(10)], mtime=old)
+    (store.frames_root / sid / "notes.txt").write_text("not a request")
+    (store.frames_root / sid / "activity-x.json").write_text("{}")
+
+    response = staff_client.get(session_url(sid, "frames"))
+
+    assert response.status_code == 200
+    body = text(response)
+    assert request_url(sid, "req_one") in body and request_url(sid, "req_two") in body
+    assert "notes.txt" not in body and "activity-x.json" not in body
+    assert "2 requests" in body
+    assert "500 ms" in body  # first to last frame of req_one
+    assert "2025-11-24" in body  # first/last frame times
+
+
+def test_it_says_so_when_the_session_has_no_frames_directory(store, staff_client):
+    sid = store.add_session("sess_none")
+    response = staff_client.get(session_url(sid, "frames"))
+    assert response.status_code == 200
+    assert "This session has no frames directory" in text(response)
+
+
+def test_it_says_so_when_the_directory_has_no_request_files(store, staff_client):
+    sid = store.add_session("sess_empty")
+    (store.frames_root / sid).mkdir()
+    (store.frames_root / sid / "other.log").write_text("x")
+    response = staff_client.get(session_url(sid, "frames"))
+    assert "No request files" in text(response)
+
+
+def test_the_session_page_links_to_its_frames(store, staff_client):
+    sid = store.add_session("sess_link")
+    response = staff_client.get(session_url(sid))
+    assert f'href="{session_url(sid, "frames")}"' in text(response)
+
+
+def test_frames_of_a_deleted_session_stay_readable(store, staff_client, old):
+    write_request(store, "sess_gone", "req_1", [frame(0)], mtime=old)
+
+    listing = staff_client.get(session_url("sess_gone", "frames"))
+    page = staff_client.get(request_url("sess_gone", "req_1"))
+
+    assert listing.status_code == 200 and page.status_code == 200
+    assert "no session with this id" in text(listing)
+    assert "orphaned frames" in text(page)
+    assert "step 0" in text(page)
+    assert 'class="pair"' not in text(page)  # no messages to link to
+
+
+def test_odd_session_and_request_ids_round_trip(store, staff_client, old):
+    slashed = store.add_session("odd/id")
+    # A session id holding "/" cannot name a directory: refused, never a crash.
+    assert staff_client.get(session_url(slashed, "frames")).status_code == 400
+    sid = store.add_session("odd id?#% ünï")
+    request_id = "r %#?ü"
+    write_request(store, sid, request_id, [frame(0)], mtime=old)
+    expected = session_url(sid, "frames/" + quote(request_id, safe=""))
+
+    listing = text(staff_client.get(session_url(sid, "frames")))
+    page = staff_client.get(expected)
+
+    assert f'href="{html.escape(expected)}"' in listing
+    assert page.status_code == 200 and "step 0" in text(page)
+
+
+# --- Trace search and links to messages ----------------------------------------------
+
+
+def test_a_trace_id_finds_its_frames_across_the_requests(store, staff_client, old):
+    sid = store.add_session("sess_t")
+    write_request(store, sid, "req_a", [frame(0), frame(1, traceId="other")], mtime=old)
+    write_request(store, sid, "req_b", [frame(2, traceId="other")], mtime=old)
+    write_request(store, sid, "req_c", [frame(3), b"not json trace-a"], mtime=old)
+
+    response = staff_client.get(session_url(sid, "frames", trace="trace-a"))
+
+    body = text(response)
+    section = body.split('class="card trace-search"')[1].split("</section>")[0]
+    assert "req_a" in section and "req_c" in section and "req_b" not in section
+    assert "step 0" in section and "step 3" in section and "step 1" not in section
+    assert "unreadable line" in section  # damaged lines mentioning the trace are kept
+    assert f'href="{html.escape(session_url(sid, trace="trace-a"))}"' in section
+
+
+def test_a_trace_search_is_bounded_and_offers_to_continue(store, staff_client, old, monkeypatch):
+    from sessions_admin.views.frames import session_requests as views
+
+    monkeypatch.setattr(views, "TRACE_FILE_BUDGET", 4096)
+    sid = store.add_session("sess_big")
+    filler = [frame(i, traceId="other", pad="x" * 200) for i in range(100)]
+    write_request(store, sid, "req_big", [*filler, frame(999)], mtime=old)
+
+    body = text(staff_client.get(session_url(sid, "frames", trace="trace-a")))
+
+    assert "Continue searching this file" in body
+    assert "in the first" in body
+
+
+def test_a_frame_links_back_to_the_messages_of_its_trace_and_span(store, staff_client, old):
+    sid = store.add_session("sess_m")
+    store.add_message(sid, "assistant", "in the trace", trace_id="trace-a", span_id="span-1")
+    store.add_message(sid, "assistant", "elsewhere", trace_id="trace-z", span_id="span-9")
+    write_request(store, sid, "req", [frame(1)], mtime=old)
+
+    body = text(staff_client.get(request_url(sid, "req")))
+    by_trace = session_url(sid, trace="trace-a")
+    by_span = session_url(sid, span="span-1")
+    assert f'href="{html.escape(by_trace)}"' in body
+    assert f'href="{html.escape(by_span)}"' in body
+
+    for url in (by_trace, by_span):
+        transcript = text(staff_client.get(url))
+        assert "in the trace" in transcript and "elsewhere" not in transcript
+
+
+# --- Access ---------------------------------------------------------------------------
+
+
+def test_frames_pages_require_a_signed_in_staff_member(store, client, nonstaff_client, old):
+    sid = store.add_session("sess_acc")
+    write_request(store, sid, "req", [frame(0)], mtime=old)
+    for url in (session_url(sid, "frames"), request_url(sid, "req"), "/frames/orphans/"):
+        assert client.get(url).status_code == 302
+        assert nonstaff_client.get(url).status_code == 403
+
+
+def test_a_viewer_may_read_frames_and_orphans(store, viewer_client, old):
+    sid = store.add_session("sess_v")
+    write_request(store, sid, "req", [frame(0)], mtime=old)
+    write_request(store, "sess_orphan", "req", [frame(0)], mtime=old)
+    assert viewer_client.get(request_url(sid, "req")).status_code == 200
+    orphans = viewer_client.get("/frames/orphans/")
+    assert orphans.status_code == 200
+    assert "Removing needs the permission" in text(orphans)
+
+
+def test_frames_pages_reject_post(store, staff_client, old):
+    sid = store.add_session("sess_post")
+    write_request(store, sid, "req", [frame(0)], mtime=old)
+    assert staff_client.post(session_url(sid, "frames")).status_code == 405
+    assert staff_client.post(request_url(sid, "req")).status_code == 405
+
+
+def test_the_navigation_links_to_the_orphans_page(store, staff_client):
+    body = text(staff_client.get("/sessions/"))
+    assert 'href="/frames/orphans/"' in body

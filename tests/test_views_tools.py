@@ -1,0 +1,119 @@
+"""/tools/ and /tools/<name>/: figures per tool, and a tool's calls linking to their messages."""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+
+from tests import rollupdata as R
+from tests.conftest import STORE_DB
+from tests.test_views_overview import synced  # noqa: F401  (the fixture)
+
+
+def main(html: str) -> str:
+    """The page's content without its clock-dependent times."""
+    body = html[html.index("<main>") : html.index("</main>")]
+    return re.sub(r"<time.*?</time>", "", body)
+
+
+def hrefs(html: str) -> list[str]:
+    return [h.replace("&amp;", "&") for h in re.findall(r'href="([^"]*)"', html)]
+
+
+@STORE_DB
+def test_the_tools_page_lists_every_tool_with_its_figures(synced, staff_client):  # noqa: F811
+    html = staff_client.get("/tools/?window=all").content.decode()
+    for tool in R.TOOLS:
+        assert f'href="/tools/{tool}/"' in html
+    assert html.count('class="sparkline"') == len(R.TOOLS)
+    assert "p95" in html and "As of" in html
+
+
+@STORE_DB
+def test_the_window_and_filters_stay_in_shareable_urls(synced, staff_client):  # noqa: F811
+    html = staff_client.get("/tools/?window=7d&target=ops.pager").content.decode()
+    windows = [h for h in hrefs(html) if "window=" in h and h.startswith("?")]
+    assert sorted(parse_qs(urlsplit(h).query)["window"][0] for h in windows) == [
+        "24h",
+        "30d",
+        "all",
+    ]
+    assert all(parse_qs(urlsplit(h).query)["target"] == ["ops.pager"] for h in windows)
+    tool_links = [h for h in hrefs(html) if h.startswith("/tools/") and h != "/tools/"]
+    assert tool_links and all("target=ops.pager" in h for h in tool_links)
+    # The same URL gives the same page: nothing depends on a session or cookie.
+    again = staff_client.get("/tools/?window=7d&target=ops.pager").content.decode()
+    assert main(again) == main(html)
+
+
+@STORE_DB
+def test_a_filter_change_by_htmx_gets_only_the_table(synced, staff_client):  # noqa: F811
+    response = staff_client.get(
+        "/tools/?window=all", headers={"HX-Request": "true", "HX-Target": "tool-table"}
+    )
+    html = response.content.decode()
+    assert html.lstrip().startswith('<div id="tool-table">') and "<html" not in html
+
+
+@STORE_DB
+def test_a_tools_failing_calls_link_to_their_message_permalinks(synced, staff_client):  # noqa: F811
+    tool = "sql.query"
+    html = staff_client.get(f"/tools/{tool}/?errors=1").content.decode()
+    links = {h for h in hrefs(html) if "?at=" in h}
+    failing = {
+        (sid, mid)
+        for sid, mid in synced.execute(
+            "SELECT session_id, id FROM session_messages WHERE tool_name = ? AND "
+            "json_valid(tool_result) AND (json_extract(tool_result, '$.ok') = 0 "
+            "OR json_extract(tool_result, '$.success') = 0 "
+            "OR coalesce(json_extract(tool_result, '$.error'), '') != '')",
+            (tool,),
+        )
+    }
+    assert failing and len(links) == len(failing)
+    for link in links:
+        parts = urlsplit(link)
+        mid = int(parse_qs(parts.query)["at"][0])
+        assert parts.fragment == f"message-{mid}"
+        sid = parts.path.removeprefix("/sessions/").removesuffix("/")
+        assert (sid, mid) in failing
+        page = staff_client.get(link)
+        assert page.status_code == 200 and f'id="message-{mid}"' in page.content.decode()
+
+
+@STORE_DB
+def test_a_tools_calls_come_in_keyset_pages(synced, staff_client, monkeypatch):  # noqa: F811
+    monkeypatch.setattr("sessions_admin.ourdata.rollups.calls.PAGE_SIZE", 3)
+    monkeypatch.setattr("sessions_admin.ourdata.rollups.calls.tool_calls.__defaults__", (None, 3))
+    first = staff_client.get("/tools/fs.read/").content.decode()
+    more = [h for h in hrefs(first) if "cursor=" in h]
+    assert len(more) == 1
+    second = staff_client.get("/tools/fs.read/" + more[0], headers={"HX-Request": "true"})
+    assert second.status_code == 200 and "<html" not in second.content.decode()
+
+
+@STORE_DB
+@pytest.mark.parametrize(
+    "query",
+    ["?since=yesterday", "?until=2026-13-45", "?cursor=abc", "?cursor=1_x", "?target=" + "x" * 600],
+)
+def test_a_tools_page_answers_bad_input_with_a_sentence(synced, staff_client, query):  # noqa: F811
+    response = staff_client.get("/tools/fs.read/" + query)
+    assert response.status_code == 400
+
+
+@STORE_DB
+def test_an_unknown_tool_says_so(synced, staff_client):  # noqa: F811
+    response = staff_client.get("/tools/no.such%2Ftool/")
+    assert response.status_code == 200
+    assert "No call of a tool named" in response.content.decode()
+
+
+@STORE_DB
+def test_the_tool_pages_reject_post_and_outsiders(synced, staff_client, nonstaff_client):  # noqa: F811
+    assert staff_client.post("/tools/").status_code == 405
+    assert staff_client.post("/tools/fs.read/").status_code == 405
+    assert nonstaff_client.get("/tools/").status_code == 403
+    assert nonstaff_client.get("/tools/fs.read/").status_code == 403
