@@ -17,6 +17,7 @@ from tests.hostile.routes import route_key
 @STORE_DB
 def test_no_page_a_staff_user_can_reach_answers_a_5xx(hostile_store, hostile_admin):
     result = crawl(hostile_admin)
+    print(f"{len(result.visited)} pages crawled")
     assert result.failures() == []
     reached = {route_key(visit.url) for visit, _ in result.visited}
     # The crawl got everywhere the issue names, through links alone.
