@@ -10,8 +10,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import wraps
 from typing import Any
+from urllib.parse import urlencode
 
 from django.conf import settings
+from django.contrib.auth import REDIRECT_FIELD_NAME
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
@@ -44,7 +46,11 @@ def staff_view(
             if not user.is_authenticated:
                 if getattr(request, "htmx", False):
                     login = resolve_url(settings.LOGIN_URL)
-                    return HttpResponseClientRedirect(f"{login}?next={request.path}")
+                    # Back to the page the browser shows (not the fragment asked for),
+                    # encoded: a path holding "&", "#" or "%2F" must come back as it was.
+                    back = request.htmx.current_url_abs_path or request.path
+                    query = urlencode({REDIRECT_FIELD_NAME: back})
+                    return HttpResponseClientRedirect(f"{login}?{query}")
                 return redirect_to_login(request.get_full_path())
             if not user.is_staff or not user.is_active:
                 raise PermissionDenied("Staff only.")

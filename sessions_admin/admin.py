@@ -29,14 +29,18 @@ from django.urls import path, reverse
 from django.utils.functional import cached_property
 from django.utils.html import format_html, format_html_join
 
+from sessions_admin import params
 from sessions_admin.access import CLEAR_ALL_SESSIONS, DELETE_SESSIONS
+from sessions_admin.converters import ID64
 from sessions_admin.ids import session_url
 from sessions_admin.models import DeletionAudit, Message, Session
+from sessions_admin.params import MAX_SQLITE_INT, BadParameter
 from sessions_admin.store import deletion, queries
 from sessions_admin.store.cliptext import SHORT_TEXT_CHARS, clipped_expr
 from sessions_admin.store.connection import StoreError, is_read_only
 from sessions_admin.store.spec import KNOWN_ROLES, PROFILES
 from sessions_admin.store.timeutil import from_epoch_ms
+from sessions_admin.store.values import OddValue, as_id, as_text, as_time
 from sessions_admin.templatetags.sessions_admin import short_id
 
 COUNT_CAP = 10_000
@@ -55,8 +59,10 @@ class CappedPaginator(Paginator):
         return self.object_list[: COUNT_CAP + 1].count()
 
 
-def _epoch(value: int | None) -> Any:
-    moment = from_epoch_ms(value)
+def _epoch(value: object) -> Any:
+    """A datetime the admin formats, or what the store holds instead (described)."""
+    value = as_time(value)
+    moment = from_epoch_ms(value)  # type: ignore[arg-type]
     return moment if moment is not None else value
 
 
@@ -100,7 +106,8 @@ class TargetFilter(ChoiceFilter):
     field = "target_key"
 
     def choices_for(self, request: HttpRequest) -> list[str]:
-        return [t for t in queries.distinct_targets() if len(t) <= SHORT_TEXT_CHARS]
+        targets = queries.distinct_targets()
+        return [t for t in targets if isinstance(t, str) and len(t) <= SHORT_TEXT_CHARS]
 
 
 class ProfileFilter(ChoiceFilter):
@@ -208,19 +215,19 @@ class SessionAdmin(ReadOnlyStoreAdmin):
 
     @admin.display(description="title")
     def title_shown(self, obj: Session) -> str:
-        return obj.title_clip or "(untitled)"
+        return as_text(obj.title_clip) or "(untitled)"
 
     @admin.display(description="target")
     def target_shown(self, obj: Session) -> str:
-        return obj.target_key_clip
+        return as_text(obj.target_key_clip)
 
     @admin.display(description="profile")
     def profile_shown(self, obj: Session) -> str:
-        return obj.profile_key_clip
+        return as_text(obj.profile_key_clip)
 
     @admin.display(description="principal")
     def principal_shown(self, obj: Session) -> str:
-        return obj.principal_id_clip or "—"
+        return as_text(obj.principal_id_clip) or "—"
 
     def get_ordering(self, request: HttpRequest) -> list[str]:
         # Newest first has an index only within one target; across all targets
@@ -263,12 +270,14 @@ class SessionAdmin(ReadOnlyStoreAdmin):
             format_html_join(
                 "",
                 "<tr><td><code>{}</code></td><td>{}</td><td><pre>{}</pre></td></tr>",
-                ((key, _epoch(updated), value) for key, value, updated in rows),
+                ((as_id(key), _epoch(updated), as_text(value)) for key, value, updated in rows),
             ),
         )
 
     @admin.display(description="dashboard")
     def dashboard_link(self, obj: Session) -> str:
+        if isinstance(obj.id, OddValue):
+            return "—"
         return format_html('<a href="{}">open in the dashboard</a>', session_url(obj.id))
 
     # -- deleting: always the cascade ---------------------------------------------
@@ -336,7 +345,7 @@ class SessionAdmin(ReadOnlyStoreAdmin):
         return [
             path("clear-all/", view(self.clear_all_view), name="sessions_admin_session_clear_all"),
             path(
-                "clear-all/<int:audit_id>/",
+                f"clear-all/<{ID64}:audit_id>/",
                 view(self.clear_all_step),
                 name="sessions_admin_session_clear_all_step",
             ),
@@ -357,16 +366,14 @@ class SessionAdmin(ReadOnlyStoreAdmin):
             "read_only": is_read_only(),
         }
         error = ""
+        counts = deletion.count_all()
         if request.method == "POST":
-            expected = _int(request.POST.get("expected"))
-            phrase = clear_all_phrase(expected) if expected is not None else None
-            if phrase is None or request.POST.get("phrase", "").strip() != phrase:
-                error = "The phrase does not match; nothing was deleted."
-            else:
+            error = self._clear_all_refusal(request, counts.sessions)
+            if not error:
                 try:
                     audit = deletion.start_clear_all(
                         actor=deletion.Actor.of(request.user),
-                        expected_sessions=expected,
+                        expected_sessions=counts.sessions,
                         wipe_frames=request.POST.get("wipe_frames") == "1",
                     )
                 except StoreError as exc:
@@ -375,7 +382,6 @@ class SessionAdmin(ReadOnlyStoreAdmin):
                     return HttpResponseRedirect(
                         reverse("admin:sessions_admin_session_clear_all_step", args=[audit.pk])
                     )
-        counts = deletion.count_all()
         context.update(counts=counts, phrase=clear_all_phrase(counts.sessions), error=error)
         return render(
             request,
@@ -383,6 +389,23 @@ class SessionAdmin(ReadOnlyStoreAdmin):
             context,
             status=400 if error else 200,
         )
+
+    @staticmethod
+    def _clear_all_refusal(request: HttpRequest, sessions: int) -> str:
+        """Why the typed phrase does not confirm clearing ``sessions`` (the count the
+        server just read), or "" when it does. The posted ``expected`` (the count the
+        page showed) only tells a changed store from a mistyped phrase."""
+        typed = request.POST.get("phrase", "").strip()
+        if typed == clear_all_phrase(sessions):
+            return ""
+        shown = _int(request.POST.get("expected"))
+        if shown is not None and shown != sessions and typed == clear_all_phrase(shown):
+            return (
+                f"The store changed since this page was drawn: it now holds {sessions:,} "
+                f"session{'s' if sessions != 1 else ''}, not {shown:,}. Nothing was deleted; "
+                "type the new phrase to go on."
+            )
+        return "The phrase does not match; nothing was deleted."
 
     def clear_all_step(self, request: HttpRequest, audit_id: int) -> HttpResponse:
         """GET shows progress; each POST deletes for about a second and answers with
@@ -424,10 +447,9 @@ def clear_all_phrase(sessions: int) -> str:
 
 def _int(value: str | None) -> int | None:
     try:
-        number = int(value or "")
-    except ValueError:
+        return params.whole({"n": value or ""}, "n")
+    except BadParameter:
         return None
-    return number if number >= 0 else None
 
 
 @admin.register(Message)
@@ -459,15 +481,17 @@ class MessageAdmin(ReadOnlyStoreAdmin):
         term = search_term.strip()
         if not term:
             return queryset, False
-        if term.isdigit():
+        # ASCII digits that fit a rowid ("²".isdigit() is true; int() refuses it).
+        if term.isascii() and term.isdigit() and int(term) <= MAX_SQLITE_INT:
             return queryset.filter(id=int(term)) | queryset.filter(session_id=term), False
         return queryset.filter(session_id=term), False
 
     @admin.display(description="session")
     def session_link(self, obj: Message) -> str:
-        return format_html(
-            '<a href="{}">{}</a>', session_url(obj.session_id), short_id(obj.session_id)
-        )
+        session_id = as_id(obj.session_id)
+        if isinstance(session_id, OddValue):  # a NULL or BLOB id: no URL names it
+            return session_id
+        return format_html('<a href="{}">{}</a>', session_url(session_id), short_id(session_id))
 
     def get_queryset(self, request: HttpRequest) -> QuerySet:
         # Only heads of the text columns leave SQLite (store.cliptext); the
@@ -491,35 +515,41 @@ class MessageAdmin(ReadOnlyStoreAdmin):
 
     @admin.display(description="role")
     def role_shown(self, obj: Message) -> str:
-        return obj.role_clip
+        return as_text(obj.role_clip)
 
     @admin.display(description="tool")
     def tool_shown(self, obj: Message) -> str:
-        return obj.tool_clip or "—"
+        return as_text(obj.tool_clip) or "—"
 
     @admin.display(description="content")
     def short_content(self, obj: Message) -> str:
-        return obj.content_head or ""
+        return as_text(obj.content_head) or ""
 
     @admin.display(description="content")
     def content_shown(self, obj: Message) -> str:
-        return format_html("<pre>{}</pre>", obj.content_clip or "")
+        return format_html("<pre>{}</pre>", as_text(obj.content_clip) or "")
 
     @admin.display(description="tool args")
     def args_shown(self, obj: Message) -> str:
-        return format_html("<pre>{}</pre>", obj.args_clip) if obj.args_clip else "—"
+        text = as_text(obj.args_clip)
+        return format_html("<pre>{}</pre>", text) if text else "—"
 
     @admin.display(description="tool result")
     def result_shown(self, obj: Message) -> str:
-        return format_html("<pre>{}</pre>", obj.result_clip) if obj.result_clip else "—"
+        text = as_text(obj.result_clip)
+        return format_html("<pre>{}</pre>", text) if text else "—"
 
     @admin.display(description="model · trace · span")
     def ids_shown(self, obj: Message) -> str:
-        return " · ".join(value or "—" for value in (obj.model_clip, obj.trace_clip, obj.span_clip))
+        values = (obj.model_clip, obj.trace_clip, obj.span_clip)
+        return " · ".join(as_text(value) or "—" for value in values)
 
     @admin.display(description="dashboard")
     def dashboard_link(self, obj: Message) -> str:
-        url = session_url(obj.session_id, at=obj.id) + f"#message-{obj.id}"
+        session_id = as_id(obj.session_id)
+        if isinstance(session_id, OddValue):
+            return "—"
+        url = session_url(session_id, at=obj.id) + f"#message-{obj.id}"
         return format_html('<a href="{}">open in the session page</a>', url)
 
     @admin.display(description="time", ordering="ts")

@@ -32,6 +32,8 @@ def duration(value: int | float | None) -> str:
     """``120 ms``, ``1.2 s``, ``3 min 4 s``, ``443 h 16 min``; ``—`` for unknown."""
     if value is None:
         return "—"
+    if isinstance(value, str):  # the store held no number: its description (OddValue)
+        return value
     ms = float(value)
     if ms < 1000:
         return f"{ms:.0f} ms"

@@ -56,7 +56,10 @@ SubpagePatterns = Mapping[str, re.Pattern[str]]
 
 def compile_subpages(subpages: Mapping[str, str]) -> dict[str, re.Pattern[str]]:
     """``{name: regex of what follows "<id>/"}`` as patterns that also capture the id."""
-    return {name: re.compile(rf"(?P<session_id>.*)/{rx}") for name, rx in subpages.items()}
+    # DOTALL: an id may hold a newline, which "." would not match.
+    return {
+        name: re.compile(rf"(?P<session_id>.*)/{rx}", re.DOTALL) for name, rx in subpages.items()
+    }
 
 
 def split_session_path(

@@ -90,6 +90,7 @@ MIDDLEWARE = [
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "sessions_admin.middleware.StoreErrorMiddleware",
+    "sessions_admin.middleware.BadParameterMiddleware",
     # Last, as django-axes asks: it turns a locked-out login into our page.
     "axes.middleware.AxesMiddleware",
 ]

@@ -25,6 +25,7 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
+from sessions_admin.converters import ANY_PATH
 from sessions_admin.views import (
     deletes,
     export,
@@ -58,7 +59,8 @@ SESSION_PAGES = SessionPages(
     SessionPage("state", r"state", transcript.state_page),
     SessionPage(
         "message_value",
-        r"messages/(?P<message_id>\d+)/(?P<field>content|tool_args|tool_result)",
+        # ASCII digits only (\d takes "²"), at most 19: a rowid is 64-bit.
+        r"messages/(?P<message_id>-?[0-9]{1,19})/(?P<field>content|tool_args|tool_result)",
         transcript.message_value,
     ),
     SessionPage("state_value", r"state/(?P<key>[^/]+)/value", transcript.state_value),
@@ -81,7 +83,10 @@ urlpatterns = [
     path("tools/", tools.tool_list, name="tools"),
     path("tools/<path:name>/", tools.tool_detail, name="tool"),
     path("frames/orphans/", orphans.orphans_page, name="frames_orphans"),
-    path("sessions/<path:rest>/", session_dispatch, {"pages": SESSION_PAGES}, name="session"),
+    # Any character, newlines included: a session id may hold one.
+    path(
+        f"sessions/<{ANY_PATH}:rest>/", session_dispatch, {"pages": SESSION_PAGES}, name="session"
+    ),
     path("admin/", admin.site.urls),
 ]
 

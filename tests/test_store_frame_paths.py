@@ -225,7 +225,7 @@ def test_remove_session_dir_removes_files_and_the_directory(
     (root / "s" / "nested" / "c").write_bytes(b"789")
     (root / "s" / "link").symlink_to(foreign_dir)  # the link goes, its target stays
     removed = F.remove_session_dir(root, "s")
-    assert removed == F.RemovedDir(bytes=9, files=3)
+    assert removed == F.RemovedDir(bytes=9, files=3, others=(("symlink", 1),))
     assert not (root / "s").exists() and root.exists()
     assert (foreign_dir / "passwd").read_text() == "root:x:0:0\n"
     assert F.remove_session_dir(root, "s") == F.RemovedDir(0, 0, existed=False)  # missing

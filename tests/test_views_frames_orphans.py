@@ -154,7 +154,8 @@ def test_the_deletion_service_removes_every_orphan_and_reports_it(store, old, ad
     (store.frames_root / "empty_orphan").mkdir()
     result = deletion.remove_orphan_frames(actor=deletion.Actor.of(admin_user))
     assert result.frames is not None
-    assert result.frames.dirs_removed == 2  # the empty one is removed and counted missing
+    # The empty one is removed and counted as removed (issue 10): it was there.
+    assert (result.frames.dirs_removed, result.frames.missing) == (3, 0)
     assert not (store.frames_root / "empty_orphan").exists()
     report = store_frames.scan_frame_dirs(store.frames_root, lambda ids: {"sess_kept"})
     assert report.orphans == []

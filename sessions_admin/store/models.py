@@ -17,6 +17,43 @@ from django.db import models
 
 from sessions_admin.store.jsontext import ParsedJSON, parse_json_text
 from sessions_admin.store.timeutil import from_epoch_ms
+from sessions_admin.store.values import as_id, as_int, as_text, as_time
+
+
+class _Normalised:
+    """A store column read through :mod:`sessions_admin.store.values`.
+
+    The admin reads store rows through the ORM; these fields make each value
+    the declared type or an :class:`~sessions_admin.store.values.OddValue`,
+    as the dashboard's own readers do. In the schema (and in migrations) each
+    is the stock field it extends: only reading differs.
+    """
+
+    normalise: Any
+
+    def from_db_value(self, value: Any, expression: Any, connection: Any) -> Any:
+        return type(self).normalise(value)
+
+    def deconstruct(self) -> Any:
+        name, _path, args, kwargs = super().deconstruct()  # type: ignore[misc]
+        base = type(self).__mro__[2]
+        return name, f"django.db.models.{base.__name__}", args, kwargs
+
+
+class StoreTextField(_Normalised, models.TextField):
+    normalise = staticmethod(as_text)
+
+
+class StoreKeyField(_Normalised, models.TextField):
+    normalise = staticmethod(as_id)
+
+
+class StoreIntegerField(_Normalised, models.IntegerField):
+    normalise = staticmethod(as_int)
+
+
+class StoreTimeField(_Normalised, models.BigIntegerField):
+    normalise = staticmethod(as_time)
 
 
 class StoreIsReadOnly(Exception):
@@ -55,14 +92,14 @@ class StoreModel(models.Model):
 
 
 class Session(StoreModel):
-    id = models.TextField(primary_key=True)
-    target_key = models.TextField()
-    profile_key = models.TextField(default="default")
-    principal_id = models.TextField(null=True)
-    title = models.TextField(null=True)
-    turn_count = models.IntegerField(null=True, default=0)
-    created_at = models.BigIntegerField(help_text="epoch milliseconds")
-    last_active = models.BigIntegerField(help_text="epoch milliseconds")
+    id = StoreKeyField(primary_key=True)
+    target_key = StoreKeyField()
+    profile_key = StoreTextField(default="default")
+    principal_id = StoreTextField(null=True)
+    title = StoreTextField(null=True)
+    turn_count = StoreIntegerField(null=True, default=0)
+    created_at = StoreTimeField(help_text="epoch milliseconds")
+    last_active = StoreTimeField(help_text="epoch milliseconds")
 
     class Meta(StoreModel.Meta):
         db_table = "sessions"
@@ -87,19 +124,19 @@ class Message(StoreModel):
     session = models.ForeignKey(
         Session, on_delete=models.DO_NOTHING, db_constraint=False, related_name="messages"
     )
-    role = models.TextField()
-    content = models.TextField()
-    tool_name = models.TextField(null=True)
-    tool_call_id = models.TextField(null=True)
-    tool_target = models.TextField(null=True)
-    tool_op = models.TextField(null=True)
-    tool_args = models.TextField(null=True)
-    tool_result = models.TextField(null=True)
-    tool_duration_ms = models.IntegerField(null=True)
-    trace_id = models.TextField(null=True)
-    span_id = models.TextField(null=True)
-    model_id = models.TextField(null=True)
-    ts = models.BigIntegerField(help_text="epoch milliseconds")
+    role = StoreKeyField()
+    content = StoreTextField()
+    tool_name = StoreTextField(null=True)
+    tool_call_id = StoreTextField(null=True)
+    tool_target = StoreTextField(null=True)
+    tool_op = StoreTextField(null=True)
+    tool_args = StoreTextField(null=True)
+    tool_result = StoreTextField(null=True)
+    tool_duration_ms = StoreIntegerField(null=True)
+    trace_id = StoreTextField(null=True)
+    span_id = StoreTextField(null=True)
+    model_id = StoreTextField(null=True)
+    ts = StoreTimeField(help_text="epoch milliseconds")
 
     class Meta(StoreModel.Meta):
         db_table = "session_messages"
@@ -127,9 +164,9 @@ class SessionState(StoreModel):
     session = models.ForeignKey(
         Session, on_delete=models.DO_NOTHING, db_constraint=False, related_name="state"
     )
-    key = models.TextField()
-    value = models.TextField()
-    updated_at = models.BigIntegerField(help_text="epoch milliseconds")
+    key = StoreKeyField()
+    value = StoreTextField()
+    updated_at = StoreTimeField(help_text="epoch milliseconds")
 
     class Meta(StoreModel.Meta):
         db_table = "session_state"

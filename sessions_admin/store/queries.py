@@ -16,17 +16,28 @@ from __future__ import annotations
 import heapq
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
+from itertools import islice
 from typing import Any
 
 from django.core import signing
 from django.utils import timezone
 
+from sessions_admin import params
+from sessions_admin.params import BadParameter
 from sessions_admin.store.cliptext import clipped_sql
 from sessions_admin.store.connection import StoreTimeout, run_sql, time_limit
 from sessions_admin.store.health import REQUIRED_COLUMNS
 
 __all__ = ["StoreTimeout"]
 from sessions_admin.store.timeutil import from_epoch_ms, to_epoch_ms
+from sessions_admin.store.values import (
+    OddValue,
+    as_id,
+    as_int,
+    as_text,
+    as_time,
+    sqlite_order_key,
+)
 
 PAGE_SIZE = 50
 COUNT_CAP = 10_000
@@ -74,12 +85,15 @@ _SELECT = (
 )
 
 
-class BadQuery(ValueError):
+class BadQuery(BadParameter):
     """A malformed filter, sort or cursor: the page answers 400 with this text."""
 
 
 @dataclass(frozen=True)
 class SessionRow:
+    """A session as pages show it: declared types, or an :class:`OddValue` saying
+    what the store holds instead (see :mod:`sessions_admin.store.values`)."""
+
     id: str
     target_key: str
     profile_key: str
@@ -89,6 +103,25 @@ class SessionRow:
     created_at: int
     last_active: int
 
+    @classmethod
+    def from_db(cls, row: tuple) -> SessionRow:
+        session_id, target, profile, principal, title, turns, created, last = row
+        return cls(
+            as_id(session_id),
+            as_text(target),  # type: ignore[arg-type]
+            as_text(profile),  # type: ignore[arg-type]
+            as_text(principal),
+            as_text(title),
+            as_int(turns),  # type: ignore[arg-type]
+            as_time(created),  # type: ignore[arg-type]
+            as_time(last),  # type: ignore[arg-type]
+        )
+
+    @property
+    def linkable(self) -> bool:
+        """False for a NULL or BLOB id: no URL can name it."""
+        return not isinstance(self.id, OddValue)
+
     @property
     def created(self) -> datetime | None:
         return from_epoch_ms(self.created_at)
@@ -96,11 +129,6 @@ class SessionRow:
     @property
     def last_active_at(self) -> datetime | None:
         return from_epoch_ms(self.last_active)
-
-    def sort_value(self, column: str) -> int:
-        if column == "turn_count":
-            return self.turn_count or 0
-        return getattr(self, column)
 
 
 @dataclass(frozen=True)
@@ -160,12 +188,15 @@ class Cursor:
     """Where the next slice starts: the last row's sort value and id."""
 
     sort: str
-    value: int
-    id: str
+    #: The raw store values (any storage class: a keyset must compare like SQLite).
+    value: Any
+    id: Any
 
     def token(self) -> str:
         return signing.dumps(
-            [self.sort, self.value, self.id], salt="sessions.cursor", compress=True
+            [self.sort, _tagged(self.value), _tagged(self.id)],
+            salt="sessions.cursor",
+            compress=True,
         )
 
     @classmethod
@@ -173,11 +204,27 @@ class Cursor:
         try:
             data = signing.loads(token, salt="sessions.cursor")
             token_sort, value, row_id = data
+            value, row_id = _untagged(value), _untagged(row_id)
         except (signing.BadSignature, ValueError, TypeError):
-            raise BadQuery("The link's page position (cursor) is damaged or was edited.") from None
-        if token_sort != sort or not isinstance(value, int) or not isinstance(row_id, str):
-            raise BadQuery("The page position (cursor) does not belong to this sort order.")
+            raise BadQuery("cursor: the link's page position is damaged or was edited.") from None
+        if token_sort != sort:
+            raise BadQuery("cursor: the page position does not belong to this sort order.")
         return cls(sort, value, row_id)
+
+
+def _tagged(value: Any) -> Any:
+    """JSON for a store value of any storage class (BLOBs as hex)."""
+    if isinstance(value, bytes):
+        return {"blob": value.hex()}
+    return value
+
+
+def _untagged(value: Any) -> Any:
+    if isinstance(value, dict):
+        return bytes.fromhex(value["blob"])
+    if value is None or isinstance(value, int | float | str):
+        return value
+    raise TypeError("not a store value")
 
 
 @dataclass
@@ -191,34 +238,20 @@ class SessionPage:
 
 
 def parse_datetime_param(name: str, raw: str) -> int:
-    text = raw.strip()
-    try:
-        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        raise BadQuery(
-            f"{name} must be an ISO date or date-time such as 2026-11-28 or "
-            f"2026-11-28T14:00; got {raw!r}."
-        ) from None
-    if timezone.is_naive(moment):
-        moment = timezone.make_aware(moment, timezone.get_default_timezone())
+    moment = params.iso_datetime({name: raw}, name, timezone.get_default_timezone())
+    assert moment is not None  # raw is not empty: the caller checked
     return to_epoch_ms(moment)
 
 
-def parse_filter(params: Any, *, now: datetime | None = None) -> SessionFilter:
+def parse_filter(query: Any, *, now: datetime | None = None) -> SessionFilter:
     """Build a filter from query parameters; unknown parameters are ignored."""
 
     def text(name: str) -> str | None:
-        value = params.get(name, "")
-        value = value.strip() if isinstance(value, str) else ""
-        if len(value) > 1000:
-            raise BadQuery(f"{name} is too long (over 1,000 characters).")
-        return value or None
+        return params.text(query, name)
 
     after = before = None
-    active = text("active")
+    active = params.choice(query, "active", ACTIVE_PRESETS)
     if active:
-        if active not in ACTIVE_PRESETS:
-            raise BadQuery(f"active must be one of {', '.join(ACTIVE_PRESETS)}; got {active!r}.")
         now = now or timezone.now()
         after = to_epoch_ms(now - ACTIVE_PRESETS[active][1])
     if raw := text("active_after"):
@@ -236,11 +269,7 @@ def parse_filter(params: Any, *, now: datetime | None = None) -> SessionFilter:
 
 
 def parse_sort(raw: str | None) -> str:
-    if not raw:
-        return DEFAULT_SORT
-    if raw not in SORTS:
-        raise BadQuery(f"sort must be one of {', '.join(SORTS)}; got {raw!r}.")
-    return raw
+    return params.choice({"sort": raw or ""}, "sort", SORTS, DEFAULT_SORT)  # type: ignore[return-value]
 
 
 def distinct_targets(limit: int = MAX_MERGED_TARGETS + 1) -> list[str]:
@@ -341,10 +370,16 @@ def list_sessions(
     if with_count and page.count is None and len(page.rows) <= limit:
         # The whole result is on this page: its length is the exact count.
         page.count = len(page.rows)
-    if len(page.rows) > limit:
-        last = page.rows[limit - 1]
-        page.rows = page.rows[:limit]
-        page.next_cursor = Cursor(sort, last.sort_value(column), last.id)
+    raw = page.rows
+    if len(raw) > limit:
+        # The cursor keeps the raw values: the next keyset compares them in SQLite.
+        last = raw[limit - 1]
+        value = last[SESSION_COLUMNS.index(column)]
+        if column == "turn_count" and value is None:
+            value = 0
+        raw = raw[:limit]
+        page.next_cursor = Cursor(sort, value, last[_ID])
+    page.rows = [SessionRow.from_db(row) for row in raw]
     return page
 
 
@@ -375,16 +410,31 @@ def _fetch_page(
             # Merge the raw tuples and build rows only for the slice kept: most
             # of the fetched rows are dropped.
             slices = [run_sql(sql, [target, *params, *key_params]) for target in targets]
-            merged = heapq.merge(
-                *slices, key=lambda row: (row[_LAST_ACTIVE], row[_ID]), reverse=descending
-            )
-            rows = [SessionRow(*row) for _, row in zip(range(limit + 1), merged, strict=False)]
+            rows = _merge(slices, limit + 1, descending)
             return SessionPage(rows=rows, next_cursor=None, strategy="merge", sql=[sql])
     clauses, params = session_filter.where()
     where = f"WHERE {' AND '.join(clauses + key_clauses)}" if clauses or key_clauses else ""
     sql = f"{_SELECT} {where} {order} LIMIT {limit + 1}"
-    rows = [SessionRow(*row) for row in run_sql(sql, params + key_params)]
-    return SessionPage(rows=rows, next_cursor=None, strategy="scan", sql=[sql])
+    rows = run_sql(sql, params + key_params)
+    return SessionPage(rows=rows, next_cursor=None, strategy="scan", sql=[sql])  # type: ignore[arg-type]
+
+
+def _merge(slices: list[list[tuple]], count: int, descending: bool) -> list[tuple]:
+    """The first ``count`` raw rows of per-target slices, in SQLite's order."""
+    try:
+        merged = heapq.merge(
+            *slices, key=lambda row: (row[_LAST_ACTIVE], row[_ID]), reverse=descending
+        )
+        return list(islice(merged, count))
+    except TypeError:
+        # A TEXT or BLOB last_active (or id) cannot be compared with an int in
+        # Python; order those rows the way SQLite does. Only such stores pay for it.
+        merged = heapq.merge(
+            *slices,
+            key=lambda row: (sqlite_order_key(row[_LAST_ACTIVE]), sqlite_order_key(row[_ID])),
+            reverse=descending,
+        )
+        return list(islice(merged, count))
 
 
 def count_sessions(session_filter: SessionFilter, cap: int = COUNT_CAP) -> tuple[int, bool]:
@@ -405,7 +455,7 @@ def count_sessions_limited(
 
 def get_session(session_id: str) -> SessionRow | None:
     rows = run_sql(f"{_SELECT} WHERE id = ?", [session_id])
-    return SessionRow(*rows[0]) if rows else None
+    return SessionRow.from_db(rows[0]) if rows else None
 
 
 def existing_session_ids(session_ids: list[str]) -> set[str]:
@@ -455,9 +505,10 @@ def targets_overview(*, time_limit_ms: int | None = None) -> list[TargetSummary]
             [],
         )
     summaries: dict[str, TargetSummary] = {}
-    for target, profile, count, last in rows:
+    for raw_target, raw_profile, count, last in rows:
+        target, profile = as_id(raw_target), as_id(raw_profile)
         summary = summaries.setdefault(target, TargetSummary(target, []))
-        summary.profiles.append(TargetProfile(target, profile, count, last))
+        summary.profiles.append(TargetProfile(target, profile, count, as_time(last)))  # type: ignore[arg-type]
     return list(summaries.values())
 
 

@@ -20,12 +20,21 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from sessions_admin.params import BadParameter
 from sessions_admin.store.cliptext import clipped_sql
 from sessions_admin.store.connection import run_sql, time_limit
 from sessions_admin.store.health import REQUIRED_COLUMNS
 from sessions_admin.store.queries import escape_like
 from sessions_admin.store.spec import KNOWN_ROLES
 from sessions_admin.store.toolcalls import reports_error_sql
+from sessions_admin.store.values import (
+    as_id,
+    as_int,
+    as_text,
+    as_time,
+    number_sql,
+    time_sql,
+)
 
 PAGE_SIZE = 100
 #: A column longer than this (in characters, ~64 KB) is sent truncated.
@@ -47,7 +56,7 @@ MESSAGE_COLUMNS = REQUIRED_COLUMNS["session_messages"]
 _END = (2**63 - 1, 2**63 - 1)
 
 
-class BadTranscriptQuery(ValueError):
+class BadTranscriptQuery(BadParameter):
     """A malformed cursor or filter: the page answers 400 with this text."""
 
 
@@ -82,6 +91,8 @@ class MessageRow:
     ts: int
     #: For a truncated result: whether the full JSON reports an error (SQLite checked it).
     result_error: bool | None = None
+    #: The raw ``ts`` (any storage class): keysets compare it in SQLite as it is.
+    position: Any = None
 
 
 @dataclass(frozen=True)
@@ -219,28 +230,34 @@ def _row(row: tuple) -> MessageRow:
         result_error,
     ) = row
 
-    def value(text: str | None, size: int | None) -> Value | None:
-        if text is None:
-            return None
-        return Value(text, truncated=size is not None, size=size or 0)
-
     return MessageRow(
         id=mid,
-        role=role,
-        content=value(content, content_size) or Value(""),
-        tool_name=name,
-        tool_call_id=call_id,
-        tool_target=target,
-        tool_op=op,
-        tool_args=value(args, args_size),
-        tool_result=value(result, result_size),
-        tool_duration_ms=duration,
-        trace_id=trace,
-        span_id=span,
-        model_id=model,
-        ts=ts,
+        role=as_id(role),
+        content=_value(content, content_size) or Value(""),
+        tool_name=as_text(name),
+        tool_call_id=as_text(call_id),
+        tool_target=as_text(target),
+        tool_op=as_text(op),
+        tool_args=_value(args, args_size),
+        tool_result=_value(result, result_size),
+        tool_duration_ms=as_int(duration),  # type: ignore[arg-type]
+        trace_id=as_text(trace),
+        span_id=as_text(span),
+        model_id=as_text(model),
+        ts=as_time(ts),  # type: ignore[arg-type]
         result_error=None if result_error is None else bool(result_error),
+        position=ts,
     )
+
+
+def _value(text: object, size: int | None) -> Value | None:
+    """A value column as text; a BLOB (or any non-text) becomes its description."""
+    if text is None:
+        return None
+    if type(text) is not str:
+        text = as_text(text)
+        size = None
+    return Value(text, truncated=size is not None, size=size or 0)  # type: ignore[arg-type]
 
 
 def _position(session_id: str, message_id: int) -> int:
@@ -249,7 +266,7 @@ def _position(session_id: str, message_id: int) -> int:
     )
     if not rows:
         raise UnknownMessage(f"This session has no message {message_id}.")
-    return rows[0][0]
+    return rows[0][0]  # raw, any storage class: the keyset compares it in SQLite
 
 
 def _slice(
@@ -352,8 +369,8 @@ def _neighbours(session_id: str, page: MessagePage) -> dict[str, list[tuple[int,
     found: dict[str, list[tuple[int, str, bool]]] = {}
     first, last = page.messages[0], page.messages[-1]
     edges = (
-        ("<", "DESC", (first.ts, first.id)),
-        (">", "ASC", (last.ts, last.id)),
+        ("<", "DESC", (first.position, first.id)),
+        (">", "ASC", (last.position, last.id)),
     )
     page_ids = {m.id for m in page.messages}
     for op, direction, (ts, mid) in edges:
@@ -363,9 +380,10 @@ def _neighbours(session_id: str, page: MessagePage) -> dict[str, list[tuple[int,
             f"ORDER BY ts {direction}, id {direction} LIMIT {PAIR_WINDOW}",
             [session_id, ts, ts, mid],
         )
-        for other_id, role, call_id in rows:
+        for other_id, raw_role, raw_call_id in rows:
+            call_id = as_text(raw_call_id)
             if call_id in call_ids and other_id not in page_ids:
-                found.setdefault(call_id, []).append((other_id, role, op == "<"))
+                found.setdefault(call_id, []).append((other_id, as_id(raw_role), op == "<"))
     return found
 
 
@@ -378,8 +396,9 @@ def message_count(session_id: str) -> int:
 
 
 def state_keys(session_id: str) -> list[str]:
+    """The keys as pages show them (a BLOB key is described)."""
     return [
-        row[0]
+        as_id(row[0])
         for row in run_sql(
             f"SELECT {clipped_sql('key')} FROM session_state WHERE session_id = ? ORDER BY key",
             [session_id],
@@ -403,7 +422,7 @@ def state_rows(session_id: str) -> list[StateRow]:
             [session_id],
         )
     return [
-        StateRow(key, Value(text, truncated=size is not None, size=size or 0), updated)
+        StateRow(as_id(key), _value(text, size) or Value(""), as_time(updated))  # type: ignore[arg-type]
         for key, text, size, updated in rows
     ]
 
@@ -418,7 +437,7 @@ def message_value(session_id: str, message_id: int, column: str) -> str | None:
     )
     if not rows:
         raise UnknownMessage(f"This session has no message {message_id}.")
-    return rows[0][0]
+    return as_text(rows[0][0])
 
 
 def state_value(session_id: str, key: str) -> StateRow:
@@ -428,9 +447,9 @@ def state_value(session_id: str, key: str) -> StateRow:
     )
     if not rows:
         raise UnknownMessage(f"This session has no state key {key!r}.")
-    return StateRow(
-        key, Value(rows[0][0], size=len(rows[0][0].encode("utf-8", "replace"))), rows[0][1]
-    )
+    text = as_text(rows[0][0]) or ""
+    value = Value(text, size=len(text.encode("utf-8", "replace")))
+    return StateRow(key, value, as_time(rows[0][1]))  # type: ignore[arg-type]
 
 
 # -- statistics ---------------------------------------------------------------
@@ -469,16 +488,19 @@ def session_stats(session_id: str, time_limit_ms: int | None = None) -> SessionS
     counts: dict[str, int] = {}
     first = last = None
     with time_limit(time_limit_ms):
+        # Only real numbers count in the figures: SQLite drops the others (a
+        # per-row check in Python would cost a third of this fragment on 50,000
+        # messages). A BLOB role or name is described once per distinct value, below.
         rows = run_sql(
-            f"SELECT {_short('role', 'tool_name')}, tool_duration_ms, ts FROM session_messages "
-            "WHERE session_id = ?",
+            f"SELECT {_short('role', 'tool_name')}, {number_sql('tool_duration_ms')}, "
+            f"{time_sql('ts')} FROM session_messages WHERE session_id = ?",
             [session_id],
         )
     for role, name, duration, ts in rows:
         roles[role] = roles.get(role, 0) + 1
-        if first is None or ts < first:
+        if ts is not None and (first is None or ts < first):
             first = ts
-        if last is None or ts > last:
+        if ts is not None and (last is None or ts > last):
             last = ts
         if name is not None:
             counts[name] = counts.get(name, 0) + 1
@@ -489,7 +511,7 @@ def session_stats(session_id: str, time_limit_ms: int | None = None) -> SessionS
         timed = durations.get(name, [])
         tools.append(
             ToolStats(
-                name=name,
+                name=as_text(name),  # type: ignore[arg-type]
                 count=count,
                 timed=len(timed),
                 total_ms=sum(timed),
@@ -499,7 +521,8 @@ def session_stats(session_id: str, time_limit_ms: int | None = None) -> SessionS
         )
     tools.sort(key=lambda t: (-t.count, t.name))
     order = {role: i for i, role in enumerate(KNOWN_ROLES)}
-    by_role = sorted(roles.items(), key=lambda item: (order.get(item[0], 99), item[0]))
+    described = [(as_id(role), count) for role, count in roles.items()]
+    by_role = sorted(described, key=lambda item: (order.get(item[0], 99), item[0]))
     return SessionStats(
         by_role=by_role, tools=tools, first_ts=first, last_ts=last, messages=sum(roles.values())
     )
@@ -550,7 +573,13 @@ def iter_messages(session_id: str, chunk: int = EXPORT_CHUNK) -> Iterator[tuple]
 
 def iter_state(session_id: str) -> Iterator[tuple[str, str, int]]:
     """(key, value, updated_at) for each state key, one row at a time."""
-    keys = state_keys(session_id)
+    # The raw keys (a BLOB key included), each looked up as it is stored.
+    keys = [
+        row[0]
+        for row in run_sql(
+            "SELECT key FROM session_state WHERE session_id = ? ORDER BY key", [session_id]
+        )
+    ]
     for key in keys:
         rows = run_sql(
             "SELECT key, value, updated_at FROM session_state WHERE session_id = ? AND key = ?",

@@ -19,6 +19,7 @@ from sessions_admin.humanize import duration, exact_time, file_size
 from sessions_admin.ids import session_url as build_session_url
 from sessions_admin.markup import esc, safe_html
 from sessions_admin.store.timeutil import from_epoch_ms
+from sessions_admin.store.values import OddValue
 
 register = template.Library()
 
@@ -69,9 +70,12 @@ def relative_time_html(
     """``<time>`` markup for :func:`reltime`, as a plain string.
 
     Every part is made here (ISO and strftime output, our labels), none comes
-    from the store, so nothing needs escaping. Callers rendering many rows pass
+    from the store, so nothing needs escaping; an odd value's description is
+    escaped in :func:`odd_html`. Callers rendering many rows pass
     ``now`` and ``tz`` once instead of looking them up per cell.
     """
+    if isinstance(value, OddValue):
+        return odd_html(value)
     moment = value if isinstance(value, datetime) else from_epoch_ms(value)
     if moment is None:
         return '<span class="muted">—</span>'
@@ -79,6 +83,19 @@ def relative_time_html(
     exact = exact_time(local)
     label = _relative(moment, now or timezone.now())
     return f'<time datetime="{moment.isoformat()}" title="{exact}">{label}</time>'
+
+
+def odd_html(value: OddValue) -> str:
+    """A value shown as what it is ("binary value, 12 bytes"), marked as odd."""
+    return f'<span class="odd">{esc(value)}</span>'
+
+
+@register.filter
+def odd(value: object) -> SafeString | object:
+    """A store value as it is; an :class:`OddValue` gets the odd-value marking."""
+    if isinstance(value, OddValue):
+        return safe_html(odd_html(value))  # escaped in odd_html
+    return value
 
 
 @register.simple_tag
@@ -93,8 +110,11 @@ def reltime(epoch_ms: int | datetime | None) -> SafeString:
 
 @register.simple_tag
 def abstime(epoch_ms: int | None, with_date: bool = True) -> SafeString | str:
+    if isinstance(epoch_ms, OddValue):
+        return safe_html(odd_html(epoch_ms))  # escaped in odd_html
     moment = from_epoch_ms(epoch_ms)
     if moment is None:
+        # A constant: format_html() with no arguments is refused by Django 6.
         return safe_html('<span class="muted">—</span>')
     local = timezone.localtime(moment)
     fmt = "%Y-%m-%d %H:%M:%S" if with_date else "%H:%M:%S"
@@ -117,7 +137,9 @@ def filesize(value: int | None) -> str:
 
 @register.filter
 def intcomma(value: int | None) -> str:
-    return "—" if value is None else f"{value:,}"
+    if value is None:
+        return "—"
+    return value if isinstance(value, str) else f"{value:,}"
 
 
 @register.inclusion_tag("sessions_admin/_copy_id.html")

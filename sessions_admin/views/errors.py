@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from django.contrib.admin.exceptions import DisallowedModelAdminToField
+from django.contrib.admin.options import TO_FIELD_VAR
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.template import TemplateDoesNotExist
+
+from sessions_admin.views.responses import render_banner
 
 
 def _page(request: HttpRequest, status: int, title: str, message: str) -> HttpResponse:
@@ -20,7 +24,11 @@ def _page(request: HttpRequest, status: int, title: str, message: str) -> HttpRe
 
 
 def bad_request(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
-    return _page(request, 400, "Bad request", str(exception or "The request was malformed."))
+    message = str(exception or "The request was malformed.")
+    if isinstance(exception, DisallowedModelAdminToField):
+        # The admin's own refusal does not say which parameter it read.
+        message = f"{TO_FIELD_VAR}: {message}"
+    return _page(request, 400, "Bad request", message)
 
 
 def permission_denied(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
@@ -46,3 +54,12 @@ def server_error(request: HttpRequest) -> HttpResponse:
         },
         status=500,
     )
+
+
+def render_bad_parameter(request: HttpRequest, message: str) -> HttpResponse:
+    """The 400 page; for htmx, a banner in the page's flash area, not a page in a table."""
+    if getattr(request, "htmx", False):
+        return render_banner(
+            request, "sessions_admin/error.html#banner", {"error": {"message": message}}, status=400
+        )
+    return render(request, "sessions_admin/bad_request.html", {"message": message}, status=400)

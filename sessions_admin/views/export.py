@@ -19,13 +19,14 @@ from datetime import UTC, datetime
 from typing import Any
 
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
-from django.shortcuts import render
 from django.utils.http import content_disposition_header
 from django.views.decorators.http import require_safe
 
+from sessions_admin import params
 from sessions_admin.access import staff_view
 from sessions_admin.store import queries, transcript
 from sessions_admin.store.timeutil import from_epoch_ms
+from sessions_admin.store.values import OddValue, as_int, as_text, as_time
 
 FORMATS = {
     "json": ("application/json", "json"),
@@ -47,10 +48,19 @@ def _filename(session_id: str, extension: str) -> str:
     return f"session-{stem}.{extension}"
 
 
-def _json_field(name: str, text: str | None, *, single_line: bool) -> str:
+def _plain(value: object) -> object:
+    """A store value JSON can hold: a BLOB becomes ``{"blob": <hex>}``, nothing is lost."""
+    if isinstance(value, bytes):
+        return {"blob": value.hex(), "bytes": len(value)}
+    return value
+
+
+def _json_field(name: str, text: object, *, single_line: bool) -> str:
     """``"name": <json>`` for valid JSON (as stored), else null plus ``name_raw``."""
     if text is None:
         return f'"{name}": null'
+    if not isinstance(text, str):  # a BLOB, or a number where JSON text was declared
+        return f'"{name}": null, "{name}_raw": {_encode(_plain(text))}'
     if _valid(text):
         if single_line and ("\n" in text or "\r" in text):
             # JSONL needs one line per message. In valid JSON a raw line break
@@ -63,8 +73,10 @@ def _json_field(name: str, text: str | None, *, single_line: bool) -> str:
 
 def message_json(row: tuple, *, single_line: bool = False) -> str:
     """One message row as a JSON object (text)."""
-    plain = {_COLUMNS[i]: row[i] for i in _PLAIN}
-    head = _encode(plain)[:-1]
+    try:
+        head = _encode({_COLUMNS[i]: row[i] for i in _PLAIN})[:-1]
+    except TypeError:  # a BLOB somewhere: only such rows pay for the conversion
+        head = _encode({_COLUMNS[i]: _plain(row[i]) for i in _PLAIN})[:-1]
     fields = ", ".join(
         _json_field(_COLUMNS[i], row[i], single_line=single_line) for i in _JSON_INDEXES
     )
@@ -72,6 +84,7 @@ def message_json(row: tuple, *, single_line: bool = False) -> str:
 
 
 def _session_dict(session: queries.SessionRow) -> dict[str, Any]:
+    # Odd values (OddValue, a str) are exported as the description staff saw.
     return {column: getattr(session, column) for column in queries.SESSION_COLUMNS}
 
 
@@ -100,7 +113,7 @@ def export_json(session: queries.SessionRow) -> Iterator[str]:
     yield '\n], "state": ['
     first = True
     for key, value, updated_at in transcript.iter_state(session.id):
-        head = _encode({"key": key, "updated_at": updated_at})[:-1]
+        head = _encode({"key": _plain(key), "updated_at": _plain(updated_at)})[:-1]
         value_field = _json_field("value", value, single_line=False)
         yield ("\n" if first else ",\n") + f"{head}, {value_field}}}"
         first = False
@@ -119,12 +132,17 @@ def _fence(text: str, info: str = "") -> str:
     return f"{fence}{info}\n{text}\n{fence}\n"
 
 
-def _when(epoch_ms: int | None) -> str:
-    moment = from_epoch_ms(epoch_ms)
+def _when(epoch_ms: object) -> str:
+    value = as_time(epoch_ms)
+    if isinstance(value, OddValue):
+        return value
+    moment = from_epoch_ms(value)
     return moment.strftime("%Y-%m-%d %H:%M:%S UTC") if moment else "—"
 
 
 def _md_json(text: str) -> str:
+    if isinstance(text, OddValue):
+        return f"*({text})*\n"
     try:
         value = json.loads(text)
     except (ValueError, RecursionError):
@@ -159,8 +177,14 @@ def export_markdown(session: queries.SessionRow) -> Iterator[str]:
         f"- last active: {_when(session.last_active)}\n\n## Transcript\n\n"
     )
     index = {name: i for i, name in enumerate(_COLUMNS)}
-    for row in transcript.iter_messages(session.id):
-        parts = [f"### {row[index['role']]} · {_when(row[index['ts']])} · message {row[0]}\n\n"]
+    for raw_row in transcript.iter_messages(session.id):
+        # Markdown is for reading: a BLOB is described. SQLite's TEXT affinity
+        # leaves only text, NULL or a BLOB in a text column, so one check per row.
+        row = raw_row
+        if bytes in map(type, raw_row):
+            row = [raw_row[0], *(as_text(value) for value in raw_row[1:])]
+        when = _when(raw_row[index["ts"]])
+        parts = [f"### {row[index['role']]} · {when} · message {row[0]}\n\n"]
         meta = [
             f"{label} {_md_inline(row[index[column]])}"
             for label, column in (
@@ -183,7 +207,7 @@ def export_markdown(session: queries.SessionRow) -> Iterator[str]:
             if row[index["tool_op"]]:
                 tool.append(f"· {_md_inline(row[index['tool_op']])}")
             if row[index["tool_duration_ms"]] is not None:
-                tool.append(f"· {row[index['tool_duration_ms']]} ms")
+                tool.append(f"· {as_int(raw_row[index['tool_duration_ms']])} ms")
             parts.append(" ".join(tool) + "\n\n")
             for label, column in (("args", "tool_args"), ("result", "tool_result")):
                 if row[index[column]] is not None:
@@ -191,7 +215,9 @@ def export_markdown(session: queries.SessionRow) -> Iterator[str]:
         yield "".join(parts)
     yield "## State\n\n"
     for key, value, updated_at in transcript.iter_state(session.id):
-        yield f"### {_md_inline(key)} (updated {_when(updated_at)})\n\n{_md_json(value)}\n"
+        shown_key, shown_value = as_text(key), as_text(value) or ""
+        heading = f"### {_md_inline(shown_key)} (updated {_when(updated_at)})"
+        yield f"{heading}\n\n{_md_json(shown_value)}\n"
 
 
 _WRITERS = {"json": export_json, "jsonl": export_jsonl, "md": export_markdown}
@@ -200,16 +226,8 @@ _WRITERS = {"json": export_json, "jsonl": export_jsonl, "md": export_markdown}
 @require_safe
 @staff_view()
 def export(request: HttpRequest, session_id: str) -> HttpResponse | StreamingHttpResponse:
-    fmt = request.GET.get("format", "json")
-    if fmt not in FORMATS:
-        return render(
-            request,
-            "sessions_admin/bad_request.html",
-            {
-                "message": f"format must be one of {', '.join(FORMATS)}; got {fmt!r}.",
-            },
-            status=400,
-        )
+    # A bad format raises BadParameter: the 400 page names the parameter.
+    fmt: str = params.choice(request.GET, "format", FORMATS, "json")  # type: ignore[assignment]
     session = queries.get_session(session_id)
     if session is None:  # deleted since the router looked
         raise Http404(f"No session with id {session_id!r} in the store.")

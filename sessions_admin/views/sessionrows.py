@@ -23,7 +23,8 @@ from django.utils.safestring import SafeString
 from sessions_admin.ids import session_url
 from sessions_admin.markup import esc, safe_html
 from sessions_admin.store.queries import SessionRow
-from sessions_admin.templatetags.sessions_admin import relative_time_html, short_id
+from sessions_admin.store.values import OddValue
+from sessions_admin.templatetags.sessions_admin import odd_html, relative_time_html, short_id
 
 TITLE_CHARS = 80
 _MUTED_DASH = '<span class="muted">—</span>'
@@ -32,11 +33,46 @@ _MUTED_DASH = '<span class="muted">—</span>'
 def _title(title: str | None) -> str:
     if not title:
         return '<span class="muted">(untitled)</span>'
+    if isinstance(title, OddValue):
+        return odd_html(title)
     text = title if len(title) <= TITLE_CHARS else title[: TITLE_CHARS - 1] + "…"
     return esc(text)
 
 
+def _unlinkable_row(row: SessionRow, now: datetime, tz: tzinfo) -> str:
+    """A row whose id is NULL or a BLOB: shown, but no URL can open or delete it."""
+    return (
+        f'<tr><td colspan="2">{odd_html(row.id)}</td>'  # type: ignore[arg-type]
+        f"<td>{_shown(row.target_key)}</td><td>{_shown(row.profile_key)}</td>"
+        f'<td class="principal">{_shown(row.principal_id or "—")}</td>'
+        f'<td class="num">{_turns(row.turn_count)}</td>'
+        f'<td class="when created">{relative_time_html(row.created_at, now, tz)}</td>'
+        f'<td class="when">{relative_time_html(row.last_active, now, tz)}</td><td></td></tr>'
+    )
+
+
+def _shown(text: str) -> str:
+    """Escaped text; an odd value (a BLOB where text was declared) marked as such."""
+    return odd_html(text) if isinstance(text, OddValue) else esc(text)
+
+
+def _target(target: str, list_url: str) -> str:
+    if isinstance(target, OddValue):  # no filter can name a BLOB target
+        return odd_html(target)
+    return f'<a href="{list_url}?target={esc(quote(target, safe=""))}">{esc(target)}</a>'
+
+
+def _turns(turns: int | str | None) -> str:
+    if turns is None:
+        return _MUTED_DASH
+    if isinstance(turns, OddValue):
+        return odd_html(turns)
+    return str(turns)
+
+
 def _row(row: SessionRow, list_url: str, can_delete: bool, now: datetime, tz: tzinfo) -> str:
+    if not row.linkable:
+        return _unlinkable_row(row, now, tz)
     page = esc(session_url(row.id))
     session_id = esc(row.id)
     actions = ""
@@ -48,17 +84,16 @@ def _row(row: SessionRow, list_url: str, can_delete: bool, now: datetime, tz: tz
             f'<a class="button small danger-outline" href="{delete}" hx-get="{delete}" '
             f'hx-target="this" hx-swap="afterend" title="Delete this session">Delete</a>'
         )
-    turns = _MUTED_DASH if row.turn_count is None else str(int(row.turn_count))
-    principal = esc(row.principal_id) if row.principal_id else _MUTED_DASH
+    turns = _turns(row.turn_count)
+    principal = _shown(row.principal_id) if row.principal_id else _MUTED_DASH
     return (
         f'<tr data-session-id="{session_id}">'
         f'<td><span class="id"><code title="{session_id}">{esc(short_id(row.id))}</code>'
         f'<button type="button" class="copy" data-copy="{session_id}" '
         f'aria-label="Copy id {session_id}">copy</button></span></td>'
         f'<td class="title"><a href="{page}">{_title(row.title)}</a></td>'
-        f'<td><a href="{list_url}?target={esc(quote(row.target_key, safe=""))}">'
-        f"{esc(row.target_key)}</a></td>"
-        f"<td>{esc(row.profile_key)}</td>"
+        f"<td>{_target(row.target_key, list_url)}</td>"
+        f"<td>{_shown(row.profile_key)}</td>"
         f'<td class="principal">{principal}</td>'
         f'<td class="num">{turns}</td>'
         f'<td class="when created">{relative_time_html(row.created_at, now, tz)}</td>'

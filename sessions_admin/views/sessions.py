@@ -18,7 +18,7 @@ from sessions_admin.store.cliptext import SHORT_TEXT_CHARS
 from sessions_admin.store.connection import is_read_only
 from sessions_admin.store.queries import ACTIVE_PRESETS, SORT_LABELS, BadQuery, Cursor
 from sessions_admin.store.spec import PROFILES
-from sessions_admin.views.responses import render_banner
+from sessions_admin.views.errors import render_bad_parameter
 from sessions_admin.views.sessionrows import render_session_rows
 
 #: Query parameters that make up a shareable list view (cursor excluded).
@@ -35,10 +35,7 @@ LIST_PARAMS = (
 
 
 def bad_request(request: HttpRequest, message: str) -> HttpResponse:
-    if request.htmx:
-        context = {"error": {"message": message}}
-        return render_banner(request, "sessions_admin/error.html#banner", context, status=400)
-    return render(request, "sessions_admin/bad_request.html", {"message": message}, status=400)
+    return render_bad_parameter(request, message)
 
 
 @require_safe
@@ -89,8 +86,9 @@ def session_list(request: HttpRequest) -> HttpResponse:
         "sorts": SORT_LABELS,
         "presets": ACTIVE_PRESETS,
         "profiles": PROFILES,
-        # A target longer than any real one stays filterable by URL, not listed.
-        "targets": [t for t in targets if len(t) <= SHORT_TEXT_CHARS],
+        # A target longer than any real one stays filterable by URL, not listed;
+        # a BLOB target is left out, as no menu value could name it.
+        "targets": [t for t in targets if isinstance(t, str) and len(t) <= SHORT_TEXT_CHARS],
         "next_url": next_url,
         "count_url": count_url,
         "first_page": cursor is None,

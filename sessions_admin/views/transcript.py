@@ -20,12 +20,15 @@ from django.utils.http import content_disposition_header
 from django.views.decorators.http import require_safe
 from django.views.decorators.vary import vary_on_headers
 
+from sessions_admin import params
 from sessions_admin.access import staff_view
 from sessions_admin.ids import session_url
+from sessions_admin.params import MAX_SQLITE_INT, BadParameter
 from sessions_admin.store import queries, transcript
 from sessions_admin.store.jsontext import parse_json_text
 from sessions_admin.store.spec import KNOWN_ROLES
 from sessions_admin.views import jsonhtml
+from sessions_admin.views.errors import render_bad_parameter
 from sessions_admin.views.transcript_items import message_items
 
 TEMPLATE = "sessions_admin/session.html"
@@ -33,21 +36,17 @@ VALUE_TEMPLATE = "sessions_admin/value.html"
 HIGHLIGHT_MAX_CHARS = 2 * 1024 * 1024
 
 
-class BadInput(ValueError):
+class BadInput(BadParameter):
     pass
 
 
 def _bad_request(request: HttpRequest, message: str) -> HttpResponse:
-    return render(request, "sessions_admin/bad_request.html", {"message": message}, status=400)
+    return render_bad_parameter(request, message)
 
 
 def _message_id(request: HttpRequest, name: str) -> int | None:
-    raw = request.GET.get(name, "").strip()
-    if not raw:
-        return None
-    if not raw.isdigit() or len(raw) > 18:
-        raise BadInput(f"{name} must be a message id (a whole number); got {raw!r}.")
-    return int(raw)
+    # Message ids are SQLite rowids: 64-bit, and a hand-written row may be negative.
+    return params.whole(request.GET, name, minimum=-MAX_SQLITE_INT - 1, what="a message id")
 
 
 def _session(session_id: str) -> queries.SessionRow:
@@ -150,11 +149,12 @@ def _state_value_url(session_id: str, key: str, **query: Any) -> str:
 @vary_on_headers("HX-Request")
 @staff_view()
 def session_page(request: HttpRequest, session_id: str) -> HttpResponse:
-    tab = request.GET.get("tab", "")
+    try:
+        tab = params.choice(request.GET, "tab", ("transcript", "state"), "transcript")
+    except BadParameter as exc:
+        return _bad_request(request, str(exc))
     if tab == "state":
         return _state_page(request, session_id)
-    if tab not in ("", "transcript"):
-        return _bad_request(request, f"tab must be transcript or state; got {tab!r}.")
     return _transcript_page(request, session_id)
 
 
@@ -164,7 +164,7 @@ def _transcript_page(
     session = _session(session_id)
     try:
         context = _transcript_context(request, session)
-    except (BadInput, transcript.BadTranscriptQuery) as exc:
+    except BadParameter as exc:
         return _bad_request(request, str(exc))
     if request.htmx:
         if "after" in request.GET:
@@ -280,8 +280,11 @@ def message_value(
 ) -> HttpResponse:
     """One message column in full (the page only had its head)."""
     session = _session(session_id)
+    number = int(message_id)
+    if not -MAX_SQLITE_INT - 1 <= number <= MAX_SQLITE_INT:  # 19 digits can still overflow
+        raise Http404(f"This session has no message {message_id}.")
     try:
-        text = transcript.message_value(session.id, int(message_id), field)
+        text = transcript.message_value(session.id, number, field)
     except transcript.UnknownMessage as exc:
         raise Http404(str(exc)) from None
     if text is None:

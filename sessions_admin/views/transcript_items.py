@@ -27,6 +27,7 @@ from sessions_admin.ids import session_url
 from sessions_admin.store.jsontext import parse_json_text
 from sessions_admin.store.spec import KNOWN_ROLES
 from sessions_admin.store.transcript import MessagePage, MessageRow, Value
+from sessions_admin.store.values import OddValue
 from sessions_admin.templatetags.sessions_admin import short_id
 from sessions_admin.views import jsonhtml
 
@@ -157,6 +158,9 @@ def pairs_by_message(page: MessagePage) -> dict[int, list[Pair]]:
 
 
 def _moment(ts: int, zone: tzinfo) -> Moment | None:
+    """None when there is no time to show; the template then shows an odd ``ts`` as it is."""
+    if isinstance(ts, OddValue):
+        return None
     try:
         moment = datetime.fromtimestamp(ts / 1000, tz=zone)
     except (OverflowError, OSError, ValueError, TypeError):
@@ -229,7 +233,8 @@ class MessageItems:
             result = self.json_block(row, "result", "tool_result", row.tool_result)
             blocks.append(result)
             error = result.error
-        slow = row.tool_duration_ms is not None and row.tool_duration_ms >= self.slow_ms
+        # An odd duration (text, a BLOB) is shown as what it is, never compared.
+        slow = type(row.tool_duration_ms) is int and row.tool_duration_ms >= self.slow_ms
         classes = "tool-card" + (" tool-error" if error else "") + (" tool-slow" if slow else "")
         status = "error" if error else "ok" if row.tool_result is not None else ""
         return ToolCard(
@@ -261,6 +266,9 @@ class MessageItems:
             block.truncated = self.truncated(row.id, column, value)
             return block
         block.raw_url = session_url(self.session_id, f"messages/{row.id}/{column}", raw=1)
+        if isinstance(value.text, OddValue):  # a BLOB or a number: its description is shown
+            block.mark, block.broken = "not JSON text", True
+            return block
         parsed = parse_json_text(value.text)
         if parsed is None or not parsed.valid:
             block.mark, block.broken = "not valid JSON", True

@@ -15,6 +15,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 
 from sessions_admin.store.demo import build_demo_home
+from sessions_admin.store.demo.hostile import plant_hostile
 
 # Progress lines only for builds long enough to want them.
 _PROGRESS_EVERY = 1_000_000
@@ -74,6 +75,16 @@ class Command(BaseCommand):
             help="share of sessions that get activity-frame files (default: 0.3)",
         )
         parser.add_argument(
+            "--hostile",
+            action="store_true",
+            help=(
+                "also plant rows and files a buggy runtime could leave (every storage class "
+                "in every column, deep and huge JSON, empty/binary/CRLF/NUL frame files, a "
+                "FIFO and a directory named like frame files, names that are not UTF-8), "
+                "to see how each page shows them"
+            ),
+        )
+        parser.add_argument(
             "--now-ms",
             type=int,
             default=None,
@@ -117,3 +128,10 @@ class Command(BaseCommand):
             f"Built in {summary.seconds:.1f} s "
             f"({summary.messages_per_second:,.0f} messages/s)."
         )
+        if options["hostile"]:
+            planted = plant_hostile(summary.store_path, summary.frames_root)
+            self.stdout.write(
+                f"Hostile cases planted: {planted.sessions} sessions, {planted.messages} "
+                f"messages, {planted.state_rows} state rows, {planted.frame_entries} frame "
+                "entries (start with the sessions named hostile-*)."
+            )

@@ -41,6 +41,9 @@ def start_audit(operation: str, actor: Actor, target: dict[str, Any]) -> Deletio
 
 
 def _refusals_detail(detail: str, report: FramesReport | None) -> str:
+    if report is not None and (others := report.describe_others()):
+        # A directory of only FIFOs or symlinks was removed: say what it held.
+        detail = "\n".join(filter(None, [detail, f"frames also held: {others}"]))
     if report is None or not report.refused:
         return detail
     shown = report.refused[:AUDIT_MAX_REFUSALS]

@@ -109,14 +109,16 @@ def remove_frames(session_ids: Iterable[str], report: FramesReport) -> None:
         except OSError as exc:
             report.refused.append((session_id, f"could not remove: {exc.strerror or exc}"))
             continue
-        if removed.files == 0 and removed.bytes == 0:
-            # remove_session_dir reports a missing directory as (0, 0); an empty
-            # one is removed too, and counts as a directory removed.
+        if not removed.existed:
             report.missing += 1
         else:
+            # An empty directory, or one holding only FIFOs or symlinks, was
+            # removed too: it counts, with what it held.
             report.dirs_removed += 1
             report.bytes_removed += removed.bytes
             report.files_removed += removed.files
+            for kind, count in removed.others:
+                report.others_removed[kind] = report.others_removed.get(kind, 0) + count
 
 
 # --- One session ---------------------------------------------------------------------

@@ -55,14 +55,22 @@ class FramesReport:
     files_removed: int = 0
     missing: int = 0
     refused: list[tuple[str, str]] = field(default_factory=list)  # (session id, reason)
+    #: What the removed directories held besides regular files, by kind.
+    others_removed: dict[str, int] = field(default_factory=dict)
+
+    def describe_others(self) -> str:
+        """``2 symlinks, 1 FIFO`` (unlinked, never followed); empty when none."""
+        kinds = sorted(self.others_removed.items())
+        return ", ".join(f"{n:,} {kind}{'s' if n != 1 else ''}" for kind, n in kinds)
 
     def describe(self) -> str:
         parts = []
         if self.dirs_removed:
+            others = self.describe_others()
             parts.append(
                 f"frames removed ({self.dirs_removed:,} "
                 f"director{'ies' if self.dirs_removed != 1 else 'y'}, "
-                f"{file_size(self.bytes_removed)})"
+                f"{file_size(self.bytes_removed)}" + (f", also {others}" if others else "") + ")"
             )
         elif not self.refused:
             parts.append("no frames directory")

@@ -42,8 +42,22 @@ class FrameDir:
 
 @dataclass(frozen=True, slots=True)
 class SkippedEntry:
+    #: As shown: bytes that are not UTF-8 appear as ``\xff`` escapes.
     name: str
     reason: str  # e.g. "skipped: symlink"
+
+
+def shown_name(name: str) -> str:
+    """A name from the disk as text a page can hold.
+
+    ``os.scandir`` hands back bytes that are not UTF-8 as lone surrogates,
+    which no page can encode; they are shown as ``\xff`` escapes instead.
+    """
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return name
 
 
 @dataclass(slots=True)
@@ -62,22 +76,42 @@ class OrphanReport:
 @dataclass(frozen=True, slots=True)
 class RemovedDir:
     """What :func:`remove_session_dir` removed; ``existed`` tells a missing directory
-    (nothing to do) from an empty one (removed, 0 bytes)."""
+    (nothing to do) from an empty one (removed, 0 bytes). ``others`` counts what was
+    not a regular file, by kind ({"symlink": 2, "FIFO": 1}): links are unlinked, never
+    followed, and a directory holding only those is still reported as removed."""
 
     bytes: int
     files: int
     existed: bool = True
+    others: tuple[tuple[str, int], ...] = ()
+
+    def describe_others(self) -> str:
+        """``2 symlinks, 1 FIFO``; empty when there were none."""
+        return ", ".join(f"{n} {kind}{'s' if n != 1 else ''}" for kind, n in self.others)
+
+
+def _entry_kind(mode: int) -> str:
+    if stat.S_ISLNK(mode):
+        return "symlink"
+    if stat.S_ISFIFO(mode):
+        return "FIFO"
+    if stat.S_ISSOCK(mode):
+        return "socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "device"
+    return "special file"
 
 
 # --- Usage, orphans and removal ------------------------------------------------------
 
 
-def _tree_usage(path: str) -> tuple[int, int, float] | None:
+def _tree_usage(path: str, others: dict[str, int] | None = None) -> tuple[int, int, float] | None:
     """(bytes, files, latest mtime) of the regular files under ``path``, or None if missing.
 
     Symlinks are neither followed nor counted. Frame directories are flat in practice;
     nested directories (walked iteratively, no recursion limit) are counted so the size
-    shown for a directory is what removing it frees.
+    shown for a directory is what removing it frees. ``others``, when given, counts by
+    kind what is neither a regular file nor a directory (symlinks, FIFOs, sockets).
     """
     st = lstat_or_none(path)
     if st is None:
@@ -91,8 +125,6 @@ def _tree_usage(path: str) -> tuple[int, int, float] | None:
         try:
             with os.scandir(current) as it:
                 for entry in it:
-                    if entry.is_symlink():
-                        continue
                     if entry.is_dir(follow_symlinks=False):
                         stack.append(entry.path)
                     elif entry.is_file(follow_symlinks=False):
@@ -100,6 +132,9 @@ def _tree_usage(path: str) -> tuple[int, int, float] | None:
                         total += est.st_size
                         files += 1
                         latest = max(latest, est.st_mtime)
+                    elif others is not None:
+                        kind = _entry_kind(entry.stat(follow_symlinks=False).st_mode)
+                        others[kind] = others.get(kind, 0) + 1
         except FileNotFoundError:  # removed while we walked: it no longer uses space
             continue
     return total, files, latest
@@ -131,22 +166,24 @@ def scan_frame_dirs(root: Path, known_session_ids: Callable[[list[str]], set[str
         entries = list(it)
     for entry in entries:
         name = entry.name
+        shown = shown_name(name)
         if entry.is_symlink():
-            report.skipped.append(SkippedEntry(name, "skipped: symlink"))
+            report.skipped.append(SkippedEntry(shown, "skipped: symlink"))
             continue
         if not entry.is_dir(follow_symlinks=False):
-            report.skipped.append(SkippedEntry(name, "skipped: not a directory"))
+            report.skipped.append(SkippedEntry(shown, "skipped: not a directory"))
             continue
         if not _valid_dir_name(name):
-            report.skipped.append(SkippedEntry(name, "skipped: not a valid session id"))
+            reason = "not valid UTF-8" if shown != name else "not a valid session id"
+            report.skipped.append(SkippedEntry(shown, f"skipped: {reason}"))
             continue
         try:
             usage = _tree_usage(entry.path)
         except PermissionError:
-            report.skipped.append(SkippedEntry(name, "skipped: permission denied"))
+            report.skipped.append(SkippedEntry(shown, "skipped: permission denied"))
             continue
         except FramesRefused:  # swapped for something else since the root listing
-            report.skipped.append(SkippedEntry(name, "skipped: changed during scan"))
+            report.skipped.append(SkippedEntry(shown, "skipped: changed during scan"))
             continue
         if usage is None:  # removed since the root listing
             continue
@@ -202,12 +239,14 @@ def remove_session_dir(root: Path, session_id: str) -> RemovedDir:
     can make the removal fail with :class:`OSError` (ENOTEMPTY); calling again finishes.
     """
     path = session_dir_str(root, session_id)
-    usage = _tree_usage(path)
+    kinds: dict[str, int] = {}
+    usage = _tree_usage(path, kinds)
     if usage is None:
         return RemovedDir(0, 0, existed=False)
+    others = tuple(sorted(kinds.items()))
     if getattr(shutil.rmtree, "avoids_symlink_attacks", False):
         # fd-based rmtree: safe even if an entry is swapped for a symlink mid-walk.
         shutil.rmtree(path)
     else:
         _remove_tree_walk(path)
-    return RemovedDir(usage[0], usage[1])
+    return RemovedDir(usage[0], usage[1], others=others)

@@ -15,7 +15,9 @@ from urllib.parse import quote
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
+from sessions_admin import params
 from sessions_admin.ids import session_url
+from sessions_admin.params import BadParameter
 from sessions_admin.store import frames
 from sessions_admin.views.responses import render_banner
 
@@ -23,7 +25,7 @@ REQUEST_TEMPLATE = "sessions_admin/frames_request.html"
 MAX_PARAM_CHARS = 1000
 
 
-class BadParam(ValueError):
+class BadParam(BadParameter):
     """A query parameter the frames pages refuse (a 400 saying why)."""
 
 
@@ -76,20 +78,12 @@ FRAMES_ERRORS = (frames.FramesError, OSError)
 
 def text_param(request: HttpRequest, name: str) -> str | None:
     """A free-text parameter, stripped (None when empty), refused when too long."""
-    value = request.GET.get(name, "").strip()
-    if len(value) > MAX_PARAM_CHARS:
-        raise BadParam(f"{name} is too long (over {MAX_PARAM_CHARS:,} characters).")
-    return value or None
+    return params.text(request.GET, name, max_chars=MAX_PARAM_CHARS)
 
 
 def whole_param(request: HttpRequest, name: str, what: str) -> int | None:
-    """A whole-number parameter (None when absent), refused with :class:`BadParam`."""
-    raw = request.GET.get(name, "").strip()
-    if not raw:
-        return None
-    if not raw.isascii() or not raw.isdigit() or len(raw) > 18:
-        raise BadParam(f"{name} must be {what} (a whole number); got {raw[:40]!r}.")
-    return int(raw)
+    """A whole-number parameter (None when absent), refused with a 400 naming it."""
+    return params.whole(request.GET, name, what=what)
 
 
 def seconds_param(request: HttpRequest, name: str) -> float | None:

@@ -54,7 +54,7 @@ def _orphans_context() -> dict[str, Any]:
         ],
         "orphans_hidden": max(0, len(orphans) - ORPHANS_SHOWN),
         "recent_checked": len(recent),
-        "recent_without_dir": [s for s in recent if s.id not in known],
+        "recent_without_dir": [s for s in recent if s.linkable and s.id not in known],
         "read_only": is_read_only(),
     }
 
@@ -92,12 +92,15 @@ def remove_orphans(request: HttpRequest) -> HttpResponse:
         f"Removed {report.dirs_removed:,} orphan frame "
         f"director{'ies' if report.dirs_removed != 1 else 'y'} "
         f"({filesize(report.bytes_removed)}, {report.files_removed:,} "
-        f"file{'s' if report.files_removed != 1 else ''})."
+        f"file{'s' if report.files_removed != 1 else ''}"
     )
+    if others := report.describe_others():
+        text += f", and {others}, unlinked without following"
+    text += ")."
     if result.skipped:
         text += f" {result.skipped:,} now have a session row and were left alone."
     if report.missing:
-        text += f" {report.missing:,} were already gone or empty."
+        text += f" {report.missing:,} were already gone."
     if report.refused:
         sid, why = report.refused[0]
         text += f" {len(report.refused):,} refused, e.g. {short_id(sid)}: {why}"

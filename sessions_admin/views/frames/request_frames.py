@@ -19,12 +19,12 @@ from django.views.decorators.vary import vary_on_headers
 
 from sessions_admin.access import staff_view
 from sessions_admin.ids import session_url
+from sessions_admin.params import BadParameter
 from sessions_admin.store import frames, queries
 from sessions_admin.store.connection import frames_root
 from sessions_admin.views.frames.common import (
     FRAMES_ERRORS,
     REQUEST_TEMPLATE,
-    BadParam,
     FrameQuery,
     frames_problem,
     problem_page,
@@ -97,7 +97,7 @@ def request_frames_page(request: HttpRequest, session_id: str, request_id: str) 
         query = FrameQuery.from_request(request)
         offset = whole_param(request, "offset", "a byte offset")
         number = whole_param(request, "n", "a line number")
-    except BadParam as exc:
+    except BadParameter as exc:
         return problem_page(request, 400, "Bad request", str(exc))
     tailing = request.GET.get("tail") == "1" and bool(request.htmx)
     try:
@@ -181,7 +181,7 @@ def _tail(
     poll element again (or a note that the tail stopped)."""
     try:
         last_size = whole_param(request, "size", "a size")
-    except BadParam:  # a hand-edited poll URL: treat as "changed", the read is the same
+    except BadParameter:  # a hand-edited poll URL: treat as "changed", the read is the same
         last_size = None
     result = frames.tail(
         path,

@@ -17,11 +17,11 @@ from django.views.decorators.vary import vary_on_headers
 
 from sessions_admin.access import staff_view
 from sessions_admin.ids import session_url
+from sessions_admin.params import BadParameter
 from sessions_admin.store import frames, queries
 from sessions_admin.store.connection import frames_root
 from sessions_admin.views.frames.common import (
     FRAMES_ERRORS,
-    BadParam,
     FrameQuery,
     frames_problem,
     problem_page,
@@ -109,7 +109,7 @@ def _trace_search(
 def session_requests_page(request: HttpRequest, session_id: str) -> HttpResponse:
     try:
         query = FrameQuery.from_request(request)
-    except BadParam as exc:
+    except BadParameter as exc:
         return problem_page(request, 400, "Bad request", str(exc))
     session = queries.get_session(session_id)
     root = frames_root()

@@ -1,0 +1,165 @@
+"""Store values as the columns declare them, or a description of what they are.
+
+SQLite's type affinity does not enforce declared types: ``turn_count`` can hold
+``'many'``, ``content`` a BLOB, ``ts`` a REAL or an epoch past year 9999. The
+store readers pass every value through one of the functions here, so views and
+templates only ever see the declared type, ``None``, or an :class:`OddValue`:
+a ``str`` that reads as what the value is ("not a number: 'many'", "binary
+value, 12 bytes", "time out of range (99999999999999999)"). Being a ``str``,
+it escapes, clips and joins like any text, so one odd cell never takes a page
+down; ``isinstance(value, OddValue)`` tells the places that link or compute.
+
+No Django import: the frames and demo packages, and plain tests, use it too.
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import UTC, datetime
+
+#: How much of an odd value's own text its description quotes.
+QUOTE_CHARS = 60
+#: The epoch-millisecond range Python's datetime can show (years 1 to 9999).
+MIN_EPOCH_MS = int((datetime(1, 1, 2, tzinfo=UTC).timestamp()) * 1000)
+MAX_EPOCH_MS = int((datetime(9999, 12, 30, tzinfo=UTC).timestamp()) * 1000)
+
+
+class OddValue(str):
+    """Text describing a value that cannot be shown as its column intends."""
+
+    __slots__ = ("raw",)
+    raw: object
+
+    def __new__(cls, description: str, raw: object = None) -> OddValue:
+        value = super().__new__(cls, description)
+        value.raw = raw
+        return value
+
+    #: Lets templates mark the cell ({% if value.is_odd %}) without a custom filter.
+    is_odd = True
+
+
+def quoted(text: str) -> str:
+    """``repr`` of at most :data:`QUOTE_CHARS` characters of ``text``."""
+    if len(text) > QUOTE_CHARS:
+        return repr(text[:QUOTE_CHARS]) + "…"
+    return repr(text)
+
+
+def binary(value: bytes | bytearray | memoryview) -> OddValue:
+    return OddValue(f"binary value, {len(value):,} bytes", bytes(value))
+
+
+def describe(value: object) -> OddValue:
+    """What a value is, for a column that expected something else."""
+    if isinstance(value, bytes | bytearray | memoryview):
+        return binary(value)
+    if isinstance(value, str):
+        return OddValue(f"not a number: {quoted(value)}", value)
+    if value is None:
+        return OddValue("no value (NULL)", None)
+    return OddValue(f"unexpected value: {quoted(repr(value))}", value)
+
+
+def as_text(value: object) -> str | None:
+    """A TEXT column: text stays, NULL stays None, anything else is described."""
+    if value is None or type(value) is str:
+        return value  # type: ignore[return-value]
+    if isinstance(value, str):  # an OddValue already, or another str subclass
+        return value
+    if isinstance(value, int | float):
+        # Only an expression can hand a number back from a TEXT column; show it.
+        return repr(value)
+    return describe(value)
+
+
+def as_id(value: object) -> str:
+    """A key column (session id, state key): text, or a description that links nowhere."""
+    if type(value) is str:
+        return value  # type: ignore[return-value]
+    if value is None:
+        return OddValue("no id (NULL)", None)
+    return as_text(value)  # type: ignore[return-value]
+
+
+def as_int(value: object) -> int | None | OddValue:
+    """An INTEGER column: a whole number, NULL, or a description."""
+    if value is None or type(value) is int:
+        return value  # type: ignore[return-value]
+    if isinstance(value, float):
+        if math.isfinite(value) and value.is_integer():
+            return int(value)
+        return OddValue(f"not a whole number: {value!r}", value)
+    if isinstance(value, OddValue):
+        return value
+    return describe(value)
+
+
+def as_time(value: object) -> int | None | OddValue:
+    """An epoch-millisecond column: a time datetime can show, NULL, or a description.
+
+    A REAL time is rounded to the millisecond (a writer that used floats still
+    wrote a time); one outside years 1 to 9999 is described, not shown as "—".
+    """
+    if type(value) is int and MIN_EPOCH_MS <= value <= MAX_EPOCH_MS:
+        return value  # type: ignore[return-value]
+    if isinstance(value, float) and math.isfinite(value):
+        rounded = round(value)
+        if MIN_EPOCH_MS <= rounded <= MAX_EPOCH_MS:
+            return rounded
+        return OddValue(f"time out of range ({value!r})", value)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return OddValue(f"time out of range ({value})", value)
+    if value is None or isinstance(value, OddValue):
+        return value
+    if isinstance(value, float):
+        return OddValue(f"time out of range ({value!r})", value)
+    return describe(value)
+
+
+def as_number(value: object) -> int | float | None:
+    """A number to compute with (durations, statistics), or None when it is not one."""
+    if type(value) is int:
+        return value  # type: ignore[return-value]
+    if isinstance(value, float) and math.isfinite(value):
+        return value
+    return None
+
+
+# --- The same rules in SQL, for loops over many rows (statistics) -------------------
+# SQLite orders every number before every TEXT and BLOB, so one BETWEEN keeps the
+# numbers in range and drops the rest without a typeof() per row.
+
+
+def number_sql(column: str) -> str:
+    """``column`` when it holds a finite number, else NULL (as :func:`as_number`)."""
+    return f"CASE WHEN {column} BETWEEN -1e308 AND 1e308 THEN {column} END"
+
+
+def time_sql(column: str) -> str:
+    """``column`` when it holds a time :func:`as_time` would show, else NULL."""
+    return f"CASE WHEN {column} BETWEEN {MIN_EPOCH_MS} AND {MAX_EPOCH_MS} THEN {column} END"
+
+
+def text_sql(column: str, shown: str | None = None) -> str:
+    """``shown`` (default: ``column``) for text; a BLOB becomes what :func:`binary` says."""
+    return (
+        f"CASE WHEN typeof({column}) = 'blob' "
+        f"THEN 'binary value, ' || length({column}) || ' bytes' ELSE {shown or column} END"
+    )
+
+
+def sqlite_order_key(value: object) -> tuple:
+    """Python's order for mixed storage classes, matching SQLite's.
+
+    SQLite sorts NULL first, then numbers, then TEXT, then BLOB; a Python
+    comparison of an int with bytes raises instead. Keyset merges that meet
+    such rows sort by this key.
+    """
+    if value is None:
+        return (0, 0)
+    if isinstance(value, int | float):
+        return (1, value)
+    if isinstance(value, str):
+        return (2, value)
+    return (3, bytes(value))  # type: ignore[arg-type]
