@@ -330,19 +330,21 @@ def page_of_ids(
     """
     column, _ = SORTS[sort]
     clauses, params = filter_with(session_filter, q=None).where()
-    found: dict[str, SessionRow] = {}
+    found: dict[Any, tuple] = {}
     for start in range(0, len(ordered_ids), 500):
         chunk = ordered_ids[start : start + 500]
         where = " AND ".join([f"id IN ({', '.join('?' * len(chunk))})", *clauses])
-        for row in run_sql(f"{_SELECT} WHERE {where}", [*chunk, *params]):
-            session = SessionRow(*row)
-            if keep is None or keep(session):
-                found[session.id] = session
-    rows = [found[i] for i in ordered_ids if i in found]
-    page = SessionPage(rows=rows[:limit], next_cursor=None, strategy="index")
-    if len(ordered_ids) > limit and rows:
-        last = rows[min(limit, len(rows)) - 1]
-        page.next_cursor = Cursor(sort, last.sort_value(column), last.id)
+        for raw in run_sql(f"{_SELECT} WHERE {where}", [*chunk, *params]):
+            if keep is None or keep(SessionRow.from_db(raw)):
+                found[raw[_ID]] = raw
+    kept = [found[i] for i in ordered_ids if i in found]
+    page = SessionPage(rows=[], next_cursor=None, strategy="index")
+    if len(ordered_ids) > limit and kept:
+        # As in list_sessions: the cursor keeps the raw values SQLite compares.
+        last = kept[min(limit, len(kept)) - 1]
+        value = last[SESSION_COLUMNS.index(column)]
+        page.next_cursor = Cursor(sort, 0 if value is None else value, last[_ID])
+    page.rows = [SessionRow.from_db(raw) for raw in kept[:limit]]
     return page
 
 

@@ -66,8 +66,9 @@ def is_indexable(folded_query: str) -> bool:
     return len(folded_query) >= MIN_INDEXED_CHARS
 
 
-def contains(folded_query: str, values: Iterable[str | None]) -> bool:
-    return any(value and folded_query in fold(value) for value in values)
+def contains(folded_query: str, values: Iterable[object]) -> bool:
+    """Does any text value hold the folded query? (Anything but a str holds nothing.)"""
+    return any(isinstance(value, str) and folded_query in fold(value) for value in values)
 
 
 @dataclass(frozen=True)
