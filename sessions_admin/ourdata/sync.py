@@ -83,6 +83,8 @@ BATCH_SIZE = 20_000
 LONG_PASS = 1_000_000
 #: Sessions per transaction when a pass meets sessions new to it.
 SESSION_CHUNK = 10_000
+#: Characters of a failed pass's reason kept for the pages.
+ERROR_CHARS = 300
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS sync_state (key TEXT PRIMARY KEY, value) WITHOUT ROWID;
@@ -184,7 +186,7 @@ def has_tables(side: sqlite3.Connection) -> bool:
     return row is not None
 
 
-def _set_state(side: sqlite3.Connection, **values: int | None) -> None:
+def _set_state(side: sqlite3.Connection, **values: int | str | None) -> None:
     side.executemany(
         "INSERT INTO sync_state (key, value) VALUES (?, ?) "
         "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
@@ -419,29 +421,117 @@ def sync_once(
     side = side or sidedb.connect()
     report = SyncReport()
     try:
-        prepare(side)
-        state = read_state(side)
-        if state.started_at_ms is None:
-            _set_state(side, started_at_ms=_now_ms())
-        _apply_session_changes(side, report)
-        last_id = state.last_id
-        newest = feed.last_message_id()
-        total = max(newest - last_id, 0)
-        prefetch = _Prefetch(batch_size)
         try:
-            last_id = _take_all(side, prefetch, last_id, total, report, on_progress, should_stop)
-        finally:
-            prefetch.close()
-        if report.messages >= LONG_PASS and not report.interrupted:
-            _finish_build(side)
-        if not report.interrupted:
-            _set_state(side, synced_at_ms=_now_ms())
-        report.last_id = last_id
+            _pass(side, report, batch_size, on_progress, should_stop)
+        except Exception as exc:
+            _record_failure(side, exc)
+            raise
+        _set_state(side, run_finished_at_ms=_now_ms())
     finally:
         if own:
             side.close()
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _pass(
+    side: sqlite3.Connection,
+    report: SyncReport,
+    batch_size: int,
+    on_progress: Callable[[Progress], None] | None,
+    should_stop: Callable[[], bool] | None,
+) -> None:
+    prepare(side)
+    _set_state(side, run_started_at_ms=_now_ms())
+    state = read_state(side)
+    if state.started_at_ms is None:
+        _set_state(side, started_at_ms=_now_ms())
+    _apply_session_changes(side, report)
+    last_id = state.last_id
+    newest = feed.last_message_id()
+    total = max(newest - last_id, 0)
+    prefetch = _Prefetch(batch_size)
+    try:
+        last_id = _take_all(side, prefetch, last_id, total, report, on_progress, should_stop)
+    finally:
+        prefetch.close()
+    if report.messages >= LONG_PASS and not report.interrupted:
+        _finish_build(side)
+    if not report.interrupted:
+        _set_state(side, synced_at_ms=_now_ms())
+    report.last_id = last_id
+
+
+def _record_failure(side: sqlite3.Connection, exc: Exception) -> None:
+    """Keep when and why this pass failed, for the pages (:func:`last_run`).
+
+    The failed batch has already rolled back; this write is its own
+    transaction. If even it fails (the side database is gone or locked), the
+    pass's own error is the one that matters, so it is only logged.
+    """
+    reason = " ".join(f"{type(exc).__name__}: {exc}".split())[:ERROR_CHARS]
+    try:
+        if side.in_transaction:
+            side.execute("ROLLBACK")
+        sidedb.run_script(side, _SCHEMA)
+        _set_state(side, run_failed_at_ms=_now_ms(), run_error=reason)
+    except Exception:
+        logger.exception("could not record the failed sync (%s)", reason)
+
+
+@dataclass(frozen=True)
+class LastRun:
+    """The latest passes of ``sync_index``, as the side database's bookkeeping has them.
+
+    Times are epoch milliseconds (``None``: never). ``failed_at_ms`` and
+    ``error`` (one line, ``"OverflowError: …"``) are the last failure's, kept
+    after later passes succeed; :attr:`failed` says whether the latest pass
+    is the one that failed.
+    """
+
+    started_at_ms: int | None = None
+    finished_at_ms: int | None = None
+    failed_at_ms: int | None = None
+    error: str | None = None
+
+    @property
+    def failed(self) -> bool:
+        if self.failed_at_ms is None:
+            return False
+        return self.started_at_ms is None or self.failed_at_ms >= self.started_at_ms
+
+
+def last_run(side: sqlite3.Connection | None = None) -> LastRun:
+    """When the latest sync started and finished, and the last failure (time and reason).
+
+    Reads the side database (a read-only connection of its own unless one is
+    given); with no side database yet, or one no sync has prepared, every
+    field is ``None``.
+    """
+    own = side is None
+    if own:
+        side = sidedb.connect_readonly()
+        if side is None:
+            return LastRun()
+    try:
+        if not has_tables(side):
+            return LastRun()
+        values = dict(side.execute("SELECT key, value FROM sync_state").fetchall())
+    finally:
+        if own:
+            side.close()
+
+    def number(key: str) -> int | None:
+        value = values.get(key)
+        return value if isinstance(value, int) else None
+
+    error = values.get("run_error")
+    return LastRun(
+        started_at_ms=number("run_started_at_ms"),
+        finished_at_ms=number("run_finished_at_ms"),
+        failed_at_ms=number("run_failed_at_ms"),
+        error=error if isinstance(error, str) else None,
+    )
 
 
 def _finish_build(side: sqlite3.Connection) -> None:

@@ -5,7 +5,7 @@ we saw" is complete. Values are normalised here, once, so that nothing
 downstream meets a BLOB or a REAL where text or an integer was declared:
 text columns arrive as ``str`` or ``None`` (a BLOB decoded with replacement
 characters), integer columns as ``int`` or ``None`` (anything that is not a
-whole number becomes ``None``).
+whole number within SQLite's signed 64 bits becomes ``None``).
 
 This is the only code that reads the store for our side data: the sync's
 batches, the store's current session ids (to notice what the runtime
@@ -76,20 +76,35 @@ def as_text(value: Any) -> str | None:
     return str(value)
 
 
+#: The range of SQLite's INTEGER (signed 64-bit): the side database can hold no other.
+INT_MIN = -(1 << 63)
+INT_MAX = (1 << 63) - 1
+
+
 def as_int(value: Any) -> int | None:
-    """A whole number, or ``None`` for anything else (text digits are accepted)."""
+    """A whole number SQLite can store, or ``None`` for anything else.
+
+    Text digits are accepted; a REAL that is not whole, and any number beyond
+    signed 64 bits (text digits or a REAL like ``1e300``), become ``None``:
+    the listeners write these values into the side database, which would
+    refuse them (``OverflowError``).
+    """
     if isinstance(value, bool):
         return int(value)
     if isinstance(value, int):
-        return value
-    if isinstance(value, float):
-        return int(value) if value.is_integer() else None
-    if isinstance(value, str | bytes):
+        number = value
+    elif isinstance(value, float):
+        if not value.is_integer():
+            return None
+        number = int(value)
+    elif isinstance(value, str | bytes):
         try:
-            return int(value)
+            number = int(value)
         except ValueError:
             return None
-    return None
+    else:
+        return None
+    return number if INT_MIN <= number <= INT_MAX else None
 
 
 _MESSAGE_COLUMNS = (
