@@ -63,6 +63,10 @@ def reports_error(text: str | None) -> bool:
     """Whether a tool result reports an error (:func:`reports_error_sql`, applied here)."""
     if not isinstance(text, str):
         return False
+    if not text.lstrip().startswith("{"):
+        # Only a JSON object can report an error, and Python strips every
+        # whitespace SQLite's JSON skips (and more): no need to ask SQLite.
+        return False
     try:
         return bool(_evaluator().execute(_REPORTS_ERROR, (text,)).fetchone()[0])
     except (sqlite3.Error, UnicodeEncodeError, OverflowError):

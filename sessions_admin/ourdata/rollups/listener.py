@@ -84,11 +84,20 @@ class _Deltas:
         # Tool cells that lost a call: their max is looked up again afterwards.
         self.shrunk: set[tuple] = set()
 
-    def message(self, session_id: str, s: _Session, ts: int | None, sign: int = 1) -> None:
-        for grain, ms in GRAINS.items():
-            self.activity[(grain, bucket_of(ts, ms), s.target, s.profile)][0] += sign
-        self.principal[(bucket_of(ts, DAY_MS), s.principal or "")][0] += sign
-        self.session_hour[(session_id, bucket_of(ts, HOUR_MS))] += sign
+    def messages_from_hours(self, sessions: dict[str, _Session]) -> None:
+        """Activity and principal message counts from the batch's per-session-hour counts.
+
+        A day bucket is the hour bucket floored by 24 (both floor the same
+        ``ts``), and NO_TIME stays NO_TIME in both grains, so this equals
+        counting each message in every cell.
+        """
+        per_day = DAY_MS // HOUR_MS
+        for (sid, hour), n in self.session_hour.items():
+            s = sessions[sid]
+            day = NO_TIME if hour == NO_TIME else hour // per_day
+            self.activity[("hour", hour, s.target, s.profile)][0] += n
+            self.activity[("day", day, s.target, s.profile)][0] += n
+            self.principal[(day, s.principal or "")][0] += n
 
     def last_active(self, s: _Session, last_ts: int | None, sign: int) -> None:
         """A session counts once, in the bucket of its latest message (windows' "active")."""
@@ -151,21 +160,30 @@ class RollupListener:
         if not batch:
             return
         sessions = _load_sessions(side, {m.session_id for m in batch})
-        calls: dict[tuple[str, str], _Call] = {}
+        calls: dict[tuple[str, str], _Call] = _known_calls(side, batch)
         deltas = _Deltas()
+        # Messages are counted per session and hour first; the hour and day
+        # cells of activity and principals follow from those counts below.
+        per_hour = deltas.session_hour
         for m in batch:
-            s = sessions.get(m.session_id)
+            sid, ts = m.session_id, m.ts
+            s = sessions.get(sid)
             if s is None:
-                s = sessions[m.session_id] = _Session(
-                    m.target_key or "", m.profile_key or "", m.principal_id, m.ts, m.ts, 0
+                s = sessions[sid] = _Session(
+                    m.target_key or "", m.profile_key or "", m.principal_id, ts, ts, 0
                 )
             s.messages += 1
-            if m.ts is not None:
-                s.first_ts = m.ts if s.first_ts is None else s.first_ts
-                s.last_ts = m.ts if s.last_ts is None else max(s.last_ts, m.ts)
-            deltas.message(m.session_id, s, m.ts)
-            if is_tool_call(m.tool_name):
-                _take_call(side, calls, deltas, s, m)
+            if ts is not None:
+                if s.first_ts is None:
+                    s.first_ts = ts
+                if s.last_ts is None or ts > s.last_ts:
+                    s.last_ts = ts
+                per_hour[(sid, ts // HOUR_MS)] += 1
+            else:
+                per_hour[(sid, NO_TIME)] += 1
+            if m.tool_name:
+                _take_call(calls, deltas, s, m)
+        deltas.messages_from_hours(sessions)
         for s in sessions.values():
             if s.last_ts != s.stored_last:
                 deltas.last_active(s, s.stored_last, -1)
@@ -325,8 +343,32 @@ def _load_calls(side: sqlite3.Connection, where: str, params: list) -> list[_Cal
     return [_call_from_row(row) for row in rows]
 
 
+def _known_calls(side: sqlite3.Connection, batch: Sequence[FeedMessage]) -> dict:
+    """The calls already stored that rows of this batch may complete, in one query.
+
+    A call id seen in an earlier batch means this row is that call's other
+    half; the keys go into a temporary table and one join on the call key's
+    unique index finds them (not one SELECT per tool row).
+    """
+    keys = {
+        (m.session_id, key)
+        for m in batch
+        if is_tool_call(m.tool_name) and (key := call_key(m.id, m.tool_call_id)).startswith("c:")
+    }
+    if not keys:
+        return {}
+    side.execute("CREATE TEMP TABLE IF NOT EXISTS rollup_wanted (session_id TEXT, call_key TEXT)")
+    side.execute("DELETE FROM rollup_wanted")
+    side.executemany("INSERT INTO rollup_wanted VALUES (?, ?)", list(keys))
+    columns = ", ".join(f"c.{name.strip()}" for name in _CALL_COLUMNS.split(","))
+    rows = side.execute(
+        f"SELECT w.session_id, w.call_key, {columns} FROM rollup_wanted AS w "
+        "CROSS JOIN rollup_call AS c ON c.session_id = w.session_id AND c.call_key = w.call_key"
+    )
+    return {(sid, key): _call_from_row(row) for sid, key, *row in rows}
+
+
 def _take_call(
-    side: sqlite3.Connection,
     calls: dict[tuple[str, str], _Call],
     deltas: _Deltas,
     s: _Session,
@@ -336,11 +378,6 @@ def _take_call(
     key = (m.session_id, call_key(m.id, m.tool_call_id))
     failed = reports_error(m.tool_result)
     call = calls.get(key)
-    if call is None and key[1].startswith("c:"):
-        row = side.execute(
-            f"SELECT {_CALL_COLUMNS} FROM rollup_call WHERE session_id = ? AND call_key = ?", key
-        ).fetchone()
-        call = calls[key] = _call_from_row(row) if row else None
     if call is None:
         calls[key] = call = _Call(
             None,
