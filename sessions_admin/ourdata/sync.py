@@ -40,14 +40,19 @@ logger = logging.getLogger(__name__)
 class SyncListener(Protocol):
     """A consumer of the sync: the search index, the rollups.
 
-    Two optional methods, called when a listener has them:
+    Optional methods, called when a listener has them:
 
     * ``update_sessions(side, sessions)`` takes the current rows
       (:class:`~sessions_admin.store.feed.FeedSession`) of sessions that are
       new or got new messages in the batch, in the batch's transaction;
     * ``finish_build(side)`` runs in its own transaction after a pass that
       took in at least :data:`LONG_PASS` messages (a first build), e.g. to
-      merge an index's segments.
+      merge an index's segments;
+    * ``start_build(side)`` runs in its own transaction before a pass that
+      expects at least :data:`LONG_PASS` messages, e.g. to drop an index
+      that is cheaper built once; ``create`` runs again at the end of every
+      pass (interrupted or not, and in the next pass's ``prepare`` after a
+      crash), so it must bring such an index back.
     """
 
     name: str
