@@ -456,7 +456,8 @@ def _pass(
     newest = feed.last_message_id()
     total = max(newest - last_id, 0)
     prefetch = _Prefetch(batch_size)
-    if total >= LONG_PASS:
+    building = total >= LONG_PASS
+    if building:
         # A build: no fsync per batch. A killed process loses nothing (the OS
         # has the pages) and a power cut at worst the file, which the next
         # --rebuild derives again; the commits stay, so resuming is exact.
@@ -466,10 +467,11 @@ def _pass(
         last_id = _take_all(side, prefetch, last_id, total, report, on_progress, should_stop)
     finally:
         prefetch.close()
-        side.execute("PRAGMA synchronous = NORMAL")
-        # Whatever start_build dropped comes back now, even after an interruption
-        # (and, after a crash, in the next pass's prepare).
-        _each_in_transaction(side, "create")
+        if building:
+            side.execute("PRAGMA synchronous = NORMAL")
+            # Whatever start_build dropped comes back now, even after an
+            # interruption (and, after a crash, in the next pass's prepare).
+            _each_in_transaction(side, "create")
     if report.messages >= LONG_PASS and not report.interrupted:
         _finish_build(side)
     if not report.interrupted:

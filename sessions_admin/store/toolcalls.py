@@ -63,9 +63,9 @@ def reports_error(text: str | None) -> bool:
     """Whether a tool result reports an error (:func:`reports_error_sql`, applied here)."""
     if not isinstance(text, str):
         return False
-    if not text.lstrip().startswith("{"):
-        # Only a JSON object can report an error, and Python strips every
-        # whitespace SQLite's JSON skips (and more): no need to ask SQLite.
+    if "{" not in text:
+        # Only a JSON object can report an error: most results of a build need
+        # no round trip through SQLite.
         return False
     try:
         return bool(_evaluator().execute(_REPORTS_ERROR, (text,)).fetchone()[0])
