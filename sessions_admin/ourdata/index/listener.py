@@ -193,8 +193,7 @@ class SearchIndex:
             ]
             if not keys:
                 continue
-            # One statement per chunk: during a build the by-session index is
-            # absent (start_build) and each statement is then one scan.
+            # One statement per chunk of keys (each IN is a few index seeks).
             marks = _marks(keys)
             side.execute(
                 "DELETE FROM search_text WHERE rowid IN "
@@ -204,14 +203,6 @@ class SearchIndex:
             side.execute(f"DELETE FROM search_messages WHERE session IN ({marks})", keys)
             side.execute(f"DELETE FROM search_session_text WHERE rowid IN ({marks})", keys)
             side.execute(f"DELETE FROM search_sessions WHERE key IN ({marks})", keys)
-
-    def start_build(self, side: sqlite3.Connection) -> None:
-        """Drop the by-session index for a long pass: ``create`` builds it again at its end.
-
-        Kept up to date row by row it costs about a third of the inserts into
-        ``search_messages``; built once from the finished table it is a sort.
-        """
-        side.execute("DROP INDEX IF EXISTS search_messages_by_session")
 
     def finish_build(self, side: sqlite3.Connection) -> None:
         """Merge the trigram index's segments into one after a long pass (smaller, faster)."""
