@@ -184,7 +184,7 @@ def _transcript_page(
     context.update(_header_context(session))
     context["tab"] = "transcript"
     if with_stats:
-        context["stats"] = transcript.session_stats(session.id)
+        context["stats"] = transcript.session_stats(session.id, slow_ms=settings.SLOW_TOOL_CALL_MS)
     return render(request, TEMPLATE, context)
 
 
@@ -220,7 +220,7 @@ def stats_page(request: HttpRequest, session_id: str) -> HttpResponse:
             f"{TEMPLATE}#stats",
             {
                 "session": session,
-                "stats": transcript.session_stats(session.id),
+                "stats": transcript.session_stats(session.id, slow_ms=settings.SLOW_TOOL_CALL_MS),
                 **_display_context(),
             },
         )
