@@ -294,7 +294,7 @@ class SessionAdmin(ReadOnlyStoreAdmin):
 
     def delete_model(self, request: HttpRequest, obj: Session) -> None:
         result = deletion.delete_session(obj.id, actor=deletion.Actor.of(request.user))
-        self.message_user(request, f"Deleted session {short_id(obj.id)} : {result.describe()}")
+        self.message_user(request, f"Deleted session {short_id(obj.id)}: {result.describe()}")
 
     def delete_queryset(self, request: HttpRequest, queryset: QuerySet) -> None:
         ids = list(queryset.values_list("id", flat=True)[: SELECT_ACROSS_MAX + 1])
