@@ -24,6 +24,17 @@ def test_a_capped_message_count_reads_as_more_than_the_cap(store, admin_client, 
 
 
 @STORE_DB
+def test_select_all_across_a_capped_count_says_more_than(store, admin_client, monkeypatch):
+    monkeypatch.setattr(site_admin, "COUNT_CAP", 3)
+    monkeypatch.setattr(site_admin.SessionAdmin, "list_per_page", 2)
+    for i in range(5):
+        store.add_session(f"s{i}")
+    html = admin_client.get("/admin/sessions_admin/session/").content.decode()
+    assert "Select all more than 3 sessions" in html and "All more than 3 selected" in html
+    assert "Select all 4 sessions" not in html
+
+
+@STORE_DB
 def test_an_uncapped_count_is_shown_as_it_is(store, admin_client):
     sid = store.add_session("s")
     store.add_message(sid)
