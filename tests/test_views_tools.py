@@ -168,3 +168,9 @@ def test_a_tools_calls_show_relative_times_and_the_lists_principal_dash(synced, 
     cells = re.findall(r'<td class="time"><a [^>]*><time [^>]*title="[^"]+">([^<]+)</time>', html)
     assert cells and all(c.endswith("ago") or c == "just now" for c in cells)
     assert "<td>–</td>" not in html and '<td class="principal"><span class="muted">—</span>' in html
+
+
+@STORE_DB
+def test_a_tools_page_filtered_by_target_does_not_count(synced, staff_client):  # noqa: F811
+    html = main(staff_client.get("/tools/fs.read/?target=ops.pager").content.decode())
+    assert "Calls\n  of all time, target ops.pager." in html and " or more</strong>" not in html

@@ -77,12 +77,21 @@ def _where(f: CallFilter) -> tuple[str, str, list[object]]:
     return index, where, args
 
 
-def count_calls(side: sqlite3.Connection, call_filter: CallFilter, cap: int = COUNT_CAP) -> int:
-    """How many calls match, stopping at ``cap`` (so a busy tool costs one bounded index walk)."""
-    index, where, args = _where(call_filter)
+def count_calls(
+    side: sqlite3.Connection, call_filter: CallFilter, cap: int = COUNT_CAP
+) -> int | None:
+    """How many calls match, stopping at ``cap``; None when counting would not be cheap.
+
+    Without a target or profile filter every condition is in an index, so the
+    count is one bounded index walk (SQLite picks the index: the duration one
+    for ``slow``). A target or profile is only in the table: a rare one would
+    read a busy tool's every row, so it is not counted (see bench/bench_overview.py).
+    """
+    if call_filter.scope.target is not None or call_filter.scope.profile is not None:
+        return None
+    _, where, args = _where(call_filter)
     row = side.execute(
-        f"SELECT count(*) FROM (SELECT 1 FROM rollup_call INDEXED BY {index} "
-        f"WHERE {where} LIMIT {int(cap)})",
+        f"SELECT count(*) FROM (SELECT 1 FROM rollup_call WHERE {where} LIMIT {int(cap)})",
         args,
     ).fetchone()
     return row[0]
