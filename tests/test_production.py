@@ -49,6 +49,7 @@ def test_the_readme_lists_every_step_the_issue_names():
         "collectstatic",
         "check",
         "check --deploy",
+        "sync_index --quiet",
         "createsuperuser",
     ]
     assert server[:2] == ["-c", "gunicorn.conf.py"]
@@ -75,6 +76,16 @@ def test_a_staff_member_logs_in_and_sees_the_sessions(deployed):
     assert page.status == 200
     assert "title: slash inside" in page.body
     assert "max-age=31536000" in page.headers["Strict-Transport-Security"]
+
+
+def test_search_answers_from_the_index_the_steps_built(deployed):
+    browser = deployed.browser()
+    browser.log_in("admin", PASSWORD)
+    page = browser.request("GET", "/search/?q=" + quote("message of percent"))
+    assert page.status == 200
+    assert "title: percent sign" in page.body
+    assert "No search index yet" not in page.body
+    assert "nothing newer to index" in page.body
 
 
 def test_plain_http_is_redirected_to_https(deployed):
