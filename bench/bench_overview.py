@@ -3,6 +3,7 @@
     SESSIONS_ADMIN_BENCH_DIR=/work/bench .venv/bin/python bench/bench_overview.py
     … bench_overview.py --build-only      # bring the rollups up to date, then stop
     … bench_overview.py --skip-sync       # pages only
+    … bench_overview.py --skip-sync --no-build   # pages on the rollups as they are
 
 The rollups live in their own data folder (``<bench dir>/var-overview``) and
 are built once by the sync runner with the rollups as its only listener (the
@@ -105,6 +106,14 @@ def naive_queries(now_ms: int) -> dict[str, list[tuple[str, str, list]]]:
                 None,
             )
         ],
+        "tool page, counted": [
+            (
+                "how many of its calls failed since the window's start",
+                f"SELECT count(*) FROM session_messages WHERE tool_name = :tool AND ts >= {hour0} "
+                f"AND {failed}",
+                None,
+            )
+        ],
     }
 
 
@@ -132,6 +141,8 @@ def bench_pages(store: Path, repeat: int, naive: bool) -> None:
     ).fetchone()[0]
     side.close()
     now_ms = int(time.time() * 1000)
+    # What the overview's and /tools/'s links open: the window's start as since= (24 h here).
+    since = time.strftime("%Y-%m-%dT%H:00Z", time.gmtime(now_ms // 1000 - 23 * 3600))
     cases = [
         ("/", "/", "/"),
         ("/ (window 30d)", "/?window=30d", None),
@@ -142,6 +153,13 @@ def bench_pages(store: Path, repeat: int, naive: bool) -> None:
         (f"/tools/{tool}/", f"/tools/{tool}/", None),
         (f"/tools/{tool}/?errors=1", f"/tools/{tool}/?errors=1", "tool page"),
         (f"/tools/{tool}/?slow=1", f"/tools/{tool}/?slow=1", None),
+        (
+            f"/tools/{tool}/?errors=1&since=(24 h)",
+            f"/tools/{tool}/?errors=1&since={since}",
+            "tool page, counted",
+        ),
+        (f"/tools/{tool}/?since=(24 h)", f"/tools/{tool}/?since={since}", None),
+        (f"/tools/{tool}/?target=… (not counted)", f"/tools/{tool}/?target=auth.gateway", None),
     ]
     naive_sql = naive_queries(now_ms)
     rows = []
@@ -244,12 +262,15 @@ def main() -> None:
     parser.add_argument("--build-only", action="store_true")
     parser.add_argument("--skip-sync", action="store_true")
     parser.add_argument("--skip-naive", action="store_true")
+    # A side database of an older layout can still be read (a rebuild takes an hour).
+    parser.add_argument("--no-build", action="store_true")
     args = parser.parse_args()
     home = bench_home(args.sessions)
     VAR.mkdir(parents=True, exist_ok=True)
     setup_django(home, SESSIONS_ADMIN_VAR_DIR=str(VAR))
     os.environ.setdefault("SESSIONS_ADMIN_QUERY_TIME_LIMIT_MS", "600000")
-    build()
+    if not args.no_build:
+        build()
     if args.build_only:
         return
     bench_pages(home / "data" / "agents" / "store.db", args.repeat, naive=not args.skip_naive)

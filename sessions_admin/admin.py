@@ -58,6 +58,12 @@ class CappedPaginator(Paginator):
     def count(self) -> int:
         return self.object_list[: COUNT_CAP + 1].count()
 
+    @property
+    def shown_count(self) -> str:
+        """``1,234``, or ``more than 10,000`` when the count stopped at the cap
+        (the admin's own templates would print the capped figure, 10001)."""
+        return f"more than {COUNT_CAP:,}" if self.count > COUNT_CAP else f"{self.count:,}"
+
 
 def _epoch(value: object) -> Any:
     """A datetime the admin formats, or what the store holds instead (described)."""
@@ -294,7 +300,7 @@ class SessionAdmin(ReadOnlyStoreAdmin):
 
     def delete_model(self, request: HttpRequest, obj: Session) -> None:
         result = deletion.delete_session(obj.id, actor=deletion.Actor.of(request.user))
-        self.message_user(request, f"Deleted session {short_id(obj.id)} : {result.describe()}")
+        self.message_user(request, f"Deleted session {short_id(obj.id)}: {result.describe()}")
 
     def delete_queryset(self, request: HttpRequest, queryset: QuerySet) -> None:
         ids = list(queryset.values_list("id", flat=True)[: SELECT_ACROSS_MAX + 1])
@@ -382,7 +388,12 @@ class SessionAdmin(ReadOnlyStoreAdmin):
                     return HttpResponseRedirect(
                         reverse("admin:sessions_admin_session_clear_all_step", args=[audit.pk])
                     )
-        context.update(counts=counts, phrase=clear_all_phrase(counts.sessions), error=error)
+        context.update(
+            counts=counts,
+            phrase=clear_all_phrase(counts.sessions),
+            error=error,
+            typed=request.POST.get("phrase", "") if error else "",
+        )
         return render(
             request,
             "admin/sessions_admin/session/clear_all.html",
@@ -396,16 +407,19 @@ class SessionAdmin(ReadOnlyStoreAdmin):
         server just read), or "" when it does. The posted ``expected`` (the count the
         page showed) only tells a changed store from a mistyped phrase."""
         typed = request.POST.get("phrase", "").strip()
-        if typed == clear_all_phrase(sessions):
+        if confirms_clear_all(typed, sessions):
             return ""
         shown = _int(request.POST.get("expected"))
-        if shown is not None and shown != sessions and typed == clear_all_phrase(shown):
+        if shown is not None and shown != sessions and confirms_clear_all(typed, shown):
             return (
                 f"The store changed since this page was drawn: it now holds {sessions:,} "
                 f"session{'s' if sessions != 1 else ''}, not {shown:,}. Nothing was deleted; "
                 "type the new phrase to go on."
             )
-        return "The phrase does not match; nothing was deleted."
+        return (
+            f"The phrase does not match; nothing was deleted. Expected "
+            f"“{clear_all_phrase(sessions)}”, typed “{typed[:200]}”."
+        )
 
     def clear_all_step(self, request: HttpRequest, audit_id: int) -> HttpResponse:
         """GET shows progress; each POST deletes for about a second and answers with
@@ -443,6 +457,14 @@ STEP_SECONDS = 1.0
 
 def clear_all_phrase(sessions: int) -> str:
     return f"delete {sessions:,} session{'s' if sessions != 1 else ''}"
+
+
+def confirms_clear_all(typed: str, sessions: int) -> bool:
+    """Whether ``typed`` is the phrase for ``sessions``, the number written with or
+    without its thousands separators ("delete 2000 sessions" is the same intent;
+    any other number, word or separator still refuses)."""
+    plain = f"delete {sessions} session{'s' if sessions != 1 else ''}"
+    return typed in (clear_all_phrase(sessions), plain)
 
 
 def _int(value: str | None) -> int | None:

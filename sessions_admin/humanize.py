@@ -28,13 +28,24 @@ def exact_time(local: datetime) -> str:
     return f"{local:%Y-%m-%d} {clock_ms(local)} {local.tzname() or ''}".rstrip()
 
 
+#: Longer than any span a session or a tool call can honestly take (ten years):
+#: such a figure comes from a bad time or duration in the store, and reads as that.
+MAX_DURATION_MS = 10 * 366 * 24 * 3600 * 1000
+
+
 def duration(value: int | float | None) -> str:
-    """``120 ms``, ``1.2 s``, ``3 min 4 s``, ``443 h 16 min``; ``—`` for unknown."""
+    """``120 ms``, ``1.2 s``, ``3 min 4 s``, ``443 h 16 min``; ``—`` for unknown.
+
+    A span past :data:`MAX_DURATION_MS` (or not finite) is described, "out of
+    range (1e+308 ms)", rather than printed as hundreds of digits of hours.
+    """
     if value is None:
         return "—"
     if isinstance(value, str):  # the store held no number: its description (OddValue)
         return value
     ms = float(value)
+    if not abs(ms) <= MAX_DURATION_MS:
+        return f"out of range ({ms:.3g} ms)"
     if ms < 1000:
         return f"{ms:.0f} ms"
     if ms < 60_000:

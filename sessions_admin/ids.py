@@ -25,6 +25,15 @@ SESSIONS_PREFIX = "/sessions/"
 QUERY_FORM_MARKER = "~"
 
 
+#: The runtime's own id shape (``sess_`` and hex); text like it is meant as an id.
+_SESSION_ID_SHAPE = re.compile(r"sess_[0-9A-Za-z_-]+")
+
+
+def looks_like_session_id(text: str) -> bool:
+    """Whether ``text`` reads as a session id (``sess_…``, no spaces), not as words."""
+    return _SESSION_ID_SHAPE.fullmatch(text) is not None
+
+
 def needs_query_form(session_id: str) -> bool:
     return session_id == "" or set(session_id) == {"."}
 

@@ -79,7 +79,7 @@ def test_the_admin_delete_page_deletes_through_the_cascade_and_audits(store, adm
     assert admin_client.get(url).status_code == 200
     response = admin_client.post(url, {"post": "yes"}, follow=True)
     assert response.status_code == 200
-    assert "Deleted session sys_000 : 2 messages, 1 state row" in response.content.decode()
+    assert "Deleted session sys_000: 2 messages, 1 state row" in response.content.decode()
     assert store.count("sessions") == 1 and store.count("session_messages") == 2
     audit = DeletionAudit.objects.get()
     assert audit.actor == "root" and audit.operation == "delete_session"

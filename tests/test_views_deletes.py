@@ -58,10 +58,21 @@ def test_a_plain_form_post_deletes_and_redirects_to_the_list_with_a_message(stor
     sid = a_session(store)
     response = staff_client.post(session_url(sid, "delete"), follow=True)
     assert response.redirect_chain == [("/sessions/", 303)]
-    assert "Deleted session sess_del : 3 messages, 2 state rows" in response.content.decode()
+    assert "Deleted session sess_del: 3 messages, 2 state rows" in response.content.decode()
     assert store.count("sessions") == 0 and store.count("session_messages") == 0
     audit = DeletionAudit.objects.get()
     assert audit.actor == "staff" and audit.user.username == "staff" and audit.outcome == "ok"
+
+
+@STORE_DB
+def test_the_message_says_the_frames_left_on_disk_will_show_as_orphans(store, staff_client):
+    sid = a_session(store)
+    make_frames(store, sid, 2048)
+    response = staff_client.post(session_url(sid, "delete"), follow=True)
+    html = response.content.decode()
+    assert "Deleted session sess_del: 3 messages, 2 state rows; its frames (2.0 KB)" in html
+    assert "stay on disk and show as orphans" in html
+    assert (store.frames_root / sid).exists()
 
 
 @STORE_DB
@@ -76,7 +87,7 @@ def test_an_htmx_post_from_the_list_answers_with_an_out_of_band_flash_and_no_row
     html = response.content.decode()
     assert response.status_code == 200
     assert 'hx-swap-oob="innerHTML"' in html
-    assert "Deleted session sess_del : 3 messages, 2 state rows, frames removed" in html
+    assert "Deleted session sess_del: 3 messages, 2 state rows, frames removed" in html
     assert "<tr" not in html
     assert response["HX-Trigger"] == "sessions-changed"  # the list's count counts again
     assert not (store.frames_root / sid).exists()

@@ -283,6 +283,14 @@ def test_the_timeline_draws_spans_and_ticks_without_style_attributes(store, staf
     assert "tl-failed" in svg
     assert "style=" not in svg
     assert "request.start · 900 ms" in svg
+    # Drawn at its own pixel size (text never shrinks with the page), with a legend
+    # for its colours and the zone of the moment the offsets count from.
+    assert 'width="860"' in svg.split(">")[0]
+    legend = body.split('<ul class="tl-legend"')[1].split("</ul>")[0]
+    for kind in ("request.start", "model.call", "log"):
+        assert f"</svg> {kind}</li>" in legend
+    assert "</svg> failed</li>" in legend
+    assert "from 2025-11-24 " in body and " UTC (offsets on the axis count from it)" in body
 
 
 def test_a_missing_request_file_is_a_404(store, staff_client):

@@ -55,6 +55,7 @@ def test_it_says_so_when_the_directory_has_no_request_files(store, staff_client)
 
 def test_the_session_page_links_to_its_frames(store, staff_client):
     sid = store.add_session("sess_link")
+    (store.frames_root / sid).mkdir(parents=True)  # without one the button is disabled
     response = staff_client.get(session_url(sid))
     assert f'href="{session_url(sid, "frames")}"' in text(response)
 

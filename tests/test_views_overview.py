@@ -130,3 +130,59 @@ def test_it_rejects_post(synced, staff_client):
 def test_it_is_for_staff_only(synced, client, nonstaff_client):
     assert client.get("/").status_code == 302
     assert nonstaff_client.get("/").status_code == 403
+
+
+@STORE_DB
+def test_without_javascript_the_count_links_keep_the_window(synced, staff_client):
+    page = staff_client.get("/?window=7d").content.decode().replace("&amp;", "&")
+    assert 'href="?window=7d&part=counts"' in page
+    counted = staff_client.get("/?window=7d&part=counts").content.decode().replace("&amp;", "&")
+    assert 'href="?window=7d&part=counts&fresh=1"' in counted
+    assert '<strong aria-current="true">last 7 days</strong>' in counted
+
+
+@STORE_DB
+def test_it_shows_the_highest_message_id_as_an_id_not_as_a_count(synced, staff_client):
+    with synced.connect() as conn:
+        conn.execute(
+            "INSERT INTO session_messages (id, session_id, role, content, ts) "
+            "SELECT 4611686018427387904, id, 'user', 'hi', 0 FROM sessions LIMIT 1"
+        )
+    html = staff_client.get("/?part=counts", headers={"HX-Request": "true"}).content.decode()
+    assert "newest message id 4,611,686,018,427,387,904" in html
+    assert "messages written" not in html
+
+
+def fills_by_profile(html: str) -> dict[str, set[str]]:
+    fills: dict[str, set[str]] = {}
+    for fill, profile in re.findall(r'fill="([^"]+)"><title>[^<·]+ · ([^:]+):', html):
+        fills.setdefault(profile, set()).add(fill)
+    return fills
+
+
+@STORE_DB
+def test_each_profile_has_one_colour_on_every_target_bar_and_a_legend(synced, staff_client):
+    html = staff_client.get("/?window=all").content.decode()
+    fills = fills_by_profile(html)
+    assert set(fills) == {p for _, p in R.TARGETS}
+    assert all(len(colours) == 1 for colours in fills.values())
+    assert len({c for colours in fills.values() for c in colours}) == len(fills)
+    legend = html[html.index('class="legend"') : html.index('<table class="target-bars"')]
+    for profile, (colour,) in fills.items():
+        assert f'fill="{colour}"></rect></svg>{profile}</span>' in legend
+
+
+@STORE_DB
+def test_it_says_as_of_when_once_near_the_top_not_in_every_heading(synced, staff_client):
+    html = staff_client.get("/?window=all").content.decode()
+    assert html.count("Figures as of") == 1
+    assert "(as of" not in html
+    assert html.index("Figures as of") < html.index('id="activity-h"')
+
+
+@STORE_DB
+def test_a_missing_principal_looks_as_it_does_on_the_session_list(synced, staff_client):
+    html = staff_client.get("/?window=all").content.decode()
+    assert "(no principal)" not in html
+    row = re.search(r'<tr><th scope="row"><span class="muted">—</span></th>', html)
+    assert row, "the principals table shows the list's muted dash for no principal"

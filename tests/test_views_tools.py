@@ -117,3 +117,60 @@ def test_the_tool_pages_reject_post_and_outsiders(synced, staff_client, nonstaff
     assert staff_client.post("/tools/fs.read/").status_code == 405
     assert nonstaff_client.get("/tools/").status_code == 403
     assert nonstaff_client.get("/tools/fs.read/").status_code == 403
+
+
+def tool_links(html: str) -> list[str]:
+    return [h for h in hrefs(html) if h.startswith("/tools/") and urlsplit(h).path != "/tools/"]
+
+
+@STORE_DB
+@pytest.mark.parametrize("window", ["24h", "7d", "30d", "all"])
+@pytest.mark.parametrize("page", ["/", "/tools/"])
+def test_tool_and_error_links_keep_the_window_as_its_start(synced, staff_client, page, window):  # noqa: F811
+    from sessions_admin.ourdata.rollups.figures import parse_window
+    from sessions_admin.views import figures
+
+    start = parse_window(window, figures.now_ms()).start_ms
+    links = tool_links(staff_client.get(page, {"window": window}).content.decode())
+    assert links and any("errors=1" in link for link in links)
+    for link in links:
+        since = parse_qs(urlsplit(link).query).get("since")
+        assert since == (None if start is None else [figures.iso_utc(start)])
+
+
+@STORE_DB
+def test_a_tools_page_says_which_calls_it_shows_and_how_many(synced, staff_client):  # noqa: F811
+    tool = "sql.query"
+    (failed,) = synced.execute(
+        "SELECT count(*) FROM session_messages WHERE tool_name = ? AND json_valid(tool_result) "
+        "AND (json_extract(tool_result, '$.ok') = 0 OR json_extract(tool_result, '$.success') = 0 "
+        "OR coalesce(json_extract(tool_result, '$.error'), '') != '')",
+        (tool,),
+    )[0]
+    html = main(staff_client.get(f"/tools/{tool}/?errors=1").content.decode())
+    assert f"<strong>{failed}</strong> failed call{'s' if failed != 1 else ''}" in html
+    assert "of all time" in html
+    since = main(staff_client.get(f"/tools/{tool}/?since=2020-01-01T00:00").content.decode())
+    assert "since" in since and "of all time" not in since
+
+
+@STORE_DB
+def test_a_tools_count_stops_at_its_cap(synced, staff_client, monkeypatch):  # noqa: F811
+    monkeypatch.setattr("sessions_admin.ourdata.rollups.calls.COUNT_CAP", 2)
+    monkeypatch.setattr("sessions_admin.ourdata.rollups.calls.count_calls.__defaults__", (2,))
+    html = staff_client.get("/tools/fs.read/").content.decode()
+    assert "<strong>2 or more</strong> calls" in html
+
+
+@STORE_DB
+def test_a_tools_calls_show_relative_times_and_the_lists_principal_dash(synced, staff_client):  # noqa: F811
+    html = staff_client.get("/tools/fs.read/").content.decode()
+    cells = re.findall(r'<td class="time"><a [^>]*><time [^>]*title="[^"]+">([^<]+)</time>', html)
+    assert cells and all(c.endswith("ago") or c == "just now" for c in cells)
+    assert "<td>–</td>" not in html and '<td class="principal"><span class="muted">—</span>' in html
+
+
+@STORE_DB
+def test_a_tools_page_filtered_by_target_does_not_count(synced, staff_client):  # noqa: F811
+    html = main(staff_client.get("/tools/fs.read/?target=ops.pager").content.decode())
+    assert "Calls\n  of all time, target ops.pager." in html and " or more</strong>" not in html

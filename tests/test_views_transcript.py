@@ -20,6 +20,7 @@ def test_the_header_shows_every_session_field_the_counts_and_the_actions(
     conversation, store, viewer_client
 ):
     sid, _ = conversation
+    (store.frames_root / sid).mkdir(parents=True)  # the Frames button is live
     turns = store.execute("SELECT turn_count FROM sessions WHERE id = ?", (sid,))[0][0]
     html = html_of(viewer_client.get(session_url(sid)))
     for text in (
@@ -120,8 +121,11 @@ def test_a_result_on_the_next_page_is_linked_by_permalink(store, viewer_client):
 
 
 @STORE_DB
-def test_model_trace_and_span_ids_are_shown_with_trace_links(conversation, viewer_client, settings):
+def test_model_trace_and_span_ids_are_shown_with_trace_links(
+    conversation, store, viewer_client, settings
+):
     sid, ids = conversation
+    (store.frames_root / sid).mkdir(parents=True)  # trace links lead to frames on disk
     html = html_of(viewer_client.get(session_url(sid)))
     assert "claude-x" in html and "sp-2" in html
     assert f'href="{session_url(sid, "frames", trace="tr-1")}"' in html

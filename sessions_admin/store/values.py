@@ -22,6 +22,8 @@ QUOTE_CHARS = 60
 #: The epoch-millisecond range Python's datetime can show (years 1 to 9999).
 MIN_EPOCH_MS = int((datetime(1, 1, 2, tzinfo=UTC).timestamp()) * 1000)
 MAX_EPOCH_MS = int((datetime(9999, 12, 30, tzinfo=UTC).timestamp()) * 1000)
+#: The range an INTEGER column can hold; a REAL outside it is no count we can show.
+MIN_INT64, MAX_INT64 = -(2**63), 2**63 - 1
 
 
 class OddValue(str):
@@ -87,9 +89,12 @@ def as_int(value: object) -> int | None | OddValue:
     if value is None or type(value) is int:
         return value  # type: ignore[return-value]
     if isinstance(value, float):
-        if math.isfinite(value) and value.is_integer():
-            return int(value)
-        return OddValue(f"not a whole number: {value!r}", value)
+        if not (math.isfinite(value) and value.is_integer()):
+            return OddValue(f"not a whole number: {value!r}", value)
+        if not MIN_INT64 <= value <= MAX_INT64:
+            # A REAL like 1e308 is "whole", but as an int it prints 309 digits.
+            return OddValue(f"{value!r}, out of range", value)
+        return int(value)
     if isinstance(value, OddValue):
         return value
     return describe(value)

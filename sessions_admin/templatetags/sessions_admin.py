@@ -23,6 +23,23 @@ from sessions_admin.store.values import OddValue
 
 register = template.Library()
 
+#: How a missing principal looks on every page (the session list set it).
+NO_PRINCIPAL_HTML = '<span class="muted">—</span>'
+
+
+def principal_html(value: object) -> str:
+    """A principal escaped, an odd one marked, a missing one as :data:`NO_PRINCIPAL_HTML`."""
+    if isinstance(value, OddValue):
+        return odd_html(value)
+    if value is None or value == "":
+        return NO_PRINCIPAL_HTML
+    return esc(value)
+
+
+@register.filter
+def principal(value: object) -> SafeString:
+    return safe_html(principal_html(value))  # escaped in principal_html
+
 
 @register.simple_tag
 def session_url(session_id: str, subpage: str = "", **query: str) -> str:

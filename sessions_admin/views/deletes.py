@@ -53,7 +53,7 @@ def _delete(request: HttpRequest, session_id: str, origin: str) -> HttpResponse:
     result = deletion.delete_session(
         session_id, actor=deletion.Actor.of(request.user), wipe_frames=wipe
     )
-    text = f"Deleted session {short_id(session_id)} : {result.describe()}"
+    text = f"Deleted session {short_id(session_id)}: {result.describe()}"
     level = messages.WARNING if result.frames and result.frames.refused else messages.SUCCESS
     if request.htmx and origin == "list":
         response = render(

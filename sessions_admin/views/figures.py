@@ -10,7 +10,14 @@ from django.urls import reverse
 
 from sessions_admin.charts import Point, bar_chart, sparkline
 from sessions_admin.ids import session_url
-from sessions_admin.ourdata.rollups.figures import WINDOWS, Window, bucket_ms
+from sessions_admin.ourdata.rollups.figures import (
+    WINDOWS,
+    SideConnection,
+    ToolRow,
+    Window,
+    bucket_ms,
+    last_sync,
+)
 
 #: The session list's last-active preset that matches each window.
 LIST_PRESET = {"24h": "24h", "7d": "7d", "30d": "30d", "all": None}
@@ -29,6 +36,25 @@ def list_url(**params: str | None) -> str:
 def tool_url(tool: str, **params: str | None) -> str:
     kept = {k: v for k, v in params.items() if v}
     return reverse("tool", args=[tool]) + ("?" + urlencode(kept) if kept else "")
+
+
+def window_since(window: Window) -> str | None:
+    """The window's start as an absolute ``since=`` for a tool's page (None for all time)."""
+    return None if window.start_ms is None else iso_utc(window.start_ms)
+
+
+def link_tools(rows: list[ToolRow], window: Window, **kept: str | None) -> None:
+    """Each row's links to its calls and its failed calls, within the window and filters."""
+    since = window_since(window)
+    for row in rows:
+        row.url = tool_url(row.tool, since=since, **kept)
+        row.errors_url = tool_url(row.tool, errors="1", since=since, **kept)
+
+
+def sync_context(side: SideConnection) -> dict:
+    """``sync`` for the pages' empty states; ``not_computed`` until a sync pass has finished."""
+    state = last_sync(side)
+    return {"sync": state, "not_computed": state.synced_at_ms is None}
 
 
 def permalink(session_id: str, message_id: int) -> str:

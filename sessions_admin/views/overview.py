@@ -23,16 +23,28 @@ from sessions_admin.store.connection import StoreError, describe_database_error,
 from sessions_admin.views.figures import (
     LIST_PRESET,
     activity_charts,
-    iso_utc,
+    link_tools,
     list_url,
     now_ms,
-    tool_url,
+    sync_context,
     window_links,
 )
 from sessions_admin.views.sessions import LIST_PARAMS, bad_request
 
 TEMPLATE = "sessions_admin/overview.html"
 TOOLS_SHOWN = 10
+#: One colour per profile, the same on every target's bar (an SVG fill attribute, not a style,
+#: so CSP is untouched); past eight profiles the hues are spread by the golden angle.
+PROFILE_COLOURS = (
+    "#2f6feb",
+    "#e07b00",
+    "#2da44e",
+    "#a371f7",
+    "#cf222e",
+    "#1b9aaa",
+    "#9a6700",
+    "#6e7681",
+)
 
 
 @require_safe
@@ -58,17 +70,32 @@ def overview(request: HttpRequest) -> HttpResponse:
         "windows": window_links(window, {}),
         "sessions_url": list_url(),
         # Without JavaScript the "count" link reloads the whole page with the counts.
-        **(_counts(request) if wants_counts else {}),
+        **(_counts(request) if wants_counts else _count_links(request)),
     }
     try:
         with figures.reading() as side:
-            context.update(_rollup_context(side, window))
+            context.update(sync_context(side))
+            if not context["not_computed"]:
+                context.update(_rollup_context(side, window))
     except figures.NotComputed:
         context["not_computed"] = True
     return render(request, TEMPLATE, context)
 
 
-def _target_bars(targets: list[figures.TargetFigures], preset: str | None) -> list[dict]:
+def profile_colours(profiles: list[str]) -> dict[str, str]:
+    """A colour per profile, in name order: the same profile has the same colour on every bar."""
+    colours = {}
+    for i, profile in enumerate(sorted(set(profiles))):
+        if i < len(PROFILE_COLOURS):
+            colours[profile] = PROFILE_COLOURS[i]
+        else:
+            colours[profile] = f"hsl({round(i * 137.508) % 360} 55% 45%)"
+    return colours
+
+
+def _target_bars(
+    targets: list[figures.TargetFigures], preset: str | None, colours: dict[str, str]
+) -> list[dict]:
     """One stacked bar per target, a segment per profile, each a link to the list."""
     widest = max((t.sessions for t in targets), default=0) or 1
     bars = []
@@ -83,6 +110,7 @@ def _target_bars(targets: list[figures.TargetFigures], preset: str | None) -> li
                     "messages": messages,
                     "x": round(x, 2),
                     "width": round(width, 2),
+                    "colour": colours[profile],
                     "url": list_url(target=t.target, profile=profile, active=preset),
                 }
             )
@@ -102,13 +130,11 @@ def _target_bars(targets: list[figures.TargetFigures], preset: str | None) -> li
 def _rollup_context(side: figures.SideConnection, window: Window) -> dict:
     now = window.now_ms
     preset = LIST_PRESET[window.key]
-    targets = _target_bars(figures.by_target(side, window), preset)
+    by_target = figures.by_target(side, window)
+    colours = profile_colours([p for t in by_target for p in t.profiles])
+    targets = _target_bars(by_target, preset, colours)
     tools = figures.tool_rows(side, window, series=False)[:TOOLS_SHOWN]
-    # A tool's page filters by time: the window becomes its (absolute, shareable) start.
-    since = None if window.start_ms is None else iso_utc(window.start_ms)
-    for row in tools:
-        row.url = tool_url(row.tool, since=since)
-        row.errors_url = tool_url(row.tool, errors="1", since=since)
+    link_tools(tools, window)
     principals = figures.busiest_principals(side, window)
     links = [
         list_url(principal=p.principal, active=preset) if p.principal else None for p in principals
@@ -120,11 +146,26 @@ def _rollup_context(side: figures.SideConnection, window: Window) -> dict:
             figures.activity(side, "hour", 24, now), figures.activity(side, "day", 90, now)
         ),
         "targets": targets,
+        "profile_legend": list(colours.items()),
         "tools": tools,
         "tools_url": reverse("tools") + f"?window={window.key}",
         "principals": list(zip(principals, links, strict=True)),
         "principals_since": None if window.start_day is None else window.start_day * DAY_MS,
     }
+
+
+def _count_links(request: HttpRequest) -> dict:
+    """The "count" and "count again" links: this page's query plus ``part=counts``.
+
+    Built from the request so that, without JavaScript, reloading with the
+    counts keeps the window (and anything else the page was opened with).
+    """
+    query = request.GET.copy()
+    query.pop("fresh", None)
+    query["part"] = "counts"
+    count_url = "?" + query.urlencode()
+    query["fresh"] = "1"
+    return {"count_url": count_url, "recount_url": "?" + query.urlencode()}
 
 
 def _counts(request: HttpRequest) -> dict:
@@ -135,4 +176,9 @@ def _counts(request: HttpRequest) -> dict:
         counts, problem = None, exc
     except DatabaseError as exc:
         counts, problem = None, describe_database_error(exc)
-    return {"counts": counts, "problem": problem, "status": store_status()}
+    return {
+        "counts": counts,
+        "problem": problem,
+        "status": store_status(),
+        **_count_links(request),
+    }

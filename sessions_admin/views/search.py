@@ -13,7 +13,7 @@ from django.views.decorators.http import require_safe
 from django.views.decorators.vary import vary_on_headers
 
 from sessions_admin.access import staff_view
-from sessions_admin.ids import session_url
+from sessions_admin.ids import looks_like_session_id, session_url
 from sessions_admin.ourdata.index import search as index_search
 from sessions_admin.ourdata.index.search import SearchPage, SearchQuery
 from sessions_admin.store import queries
@@ -124,6 +124,8 @@ def search(request: HttpRequest) -> HttpResponse:
         "roles": KNOWN_ROLES,
         "profiles": PROFILES,
         "first_page": query.before_id is None,
+        # Reached only when no session has this id (an exact one was opened above).
+        "missing_id": stripped if looks_like_session_id(stripped) else "",
     }
     template = "sessions_admin/search.html"
     if request.htmx and query.before_id is not None:

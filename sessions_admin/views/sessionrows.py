@@ -24,7 +24,12 @@ from sessions_admin.ids import session_url
 from sessions_admin.markup import esc, safe_html
 from sessions_admin.store.queries import SessionRow
 from sessions_admin.store.values import OddValue
-from sessions_admin.templatetags.sessions_admin import odd_html, relative_time_html, short_id
+from sessions_admin.templatetags.sessions_admin import (
+    odd_html,
+    principal_html,
+    relative_time_html,
+    short_id,
+)
 
 TITLE_CHARS = 80
 _MUTED_DASH = '<span class="muted">—</span>'
@@ -44,7 +49,7 @@ def _unlinkable_row(row: SessionRow, now: datetime, tz: tzinfo) -> str:
     return (
         f'<tr><td colspan="2">{odd_html(row.id)}</td>'  # type: ignore[arg-type]
         f"<td>{_shown(row.target_key)}</td><td>{_shown(row.profile_key)}</td>"
-        f'<td class="principal">{_shown(row.principal_id or "—")}</td>'
+        f'<td class="principal">{principal_html(row.principal_id)}</td>'
         f'<td class="num">{_turns(row.turn_count)}</td>'
         f'<td class="when created">{relative_time_html(row.created_at, now, tz)}</td>'
         f'<td class="when">{relative_time_html(row.last_active, now, tz)}</td><td></td></tr>'
@@ -85,7 +90,7 @@ def _row(row: SessionRow, list_url: str, can_delete: bool, now: datetime, tz: tz
             f'hx-target="this" hx-swap="afterend" title="Delete this session">Delete</a>'
         )
     turns = _turns(row.turn_count)
-    principal = _shown(row.principal_id) if row.principal_id else _MUTED_DASH
+    principal = principal_html(row.principal_id)
     return (
         f'<tr data-session-id="{session_id}">'
         f'<td><span class="id"><code title="{session_id}">{esc(short_id(row.id))}</code>'

@@ -10,7 +10,7 @@ from django.views.decorators.http import require_safe
 from django.views.decorators.vary import vary_on_headers
 
 from sessions_admin.access import DELETE_SESSIONS, staff_view
-from sessions_admin.ids import session_url
+from sessions_admin.ids import looks_like_session_id, session_url
 from sessions_admin.logs import log_time_limit_stop
 from sessions_admin.ourdata.index import sessions as index_sessions
 from sessions_admin.store import queries
@@ -92,6 +92,10 @@ def session_list(request: HttpRequest) -> HttpResponse:
         "next_url": next_url,
         "count_url": count_url,
         "first_page": cursor is None,
+        "active_filters": active_filters(kept),
+        "missing_id": session_filter.q
+        if session_filter.q and looks_like_session_id(session_filter.q)
+        else "",
     }
     template = "sessions_admin/session_list.html"
     if request.htmx and cursor is not None:
@@ -99,6 +103,33 @@ def session_list(request: HttpRequest) -> HttpResponse:
     elif request.htmx and request.htmx.target == "results":
         template += "#results"
     return render(request, template, context)
+
+
+#: Parameters that clear together: the preset and the custom range are one filter.
+_TIME_PARAMS = ("active", "active_after", "active_before")
+
+
+def active_filters(kept: dict[str, str]) -> list[dict[str, str]]:
+    """Each applied filter in words, with the list's URL without it (for the empty state)."""
+    shown: list[dict[str, str]] = []
+
+    def without(*names: str) -> str:
+        rest = {k: v for k, v in kept.items() if k not in names}
+        return "?" + urlencode(rest) if rest else ""
+
+    for name, words in (
+        ("target", "target {}"),
+        ("profile", "profile {}"),
+        ("principal", "principal {}"),
+        ("q", "title or id contains “{}”"),
+    ):
+        if kept.get(name):
+            shown.append({"label": words.format(kept[name]), "clear_url": without(name)})
+    if any(kept.get(name) for name in _TIME_PARAMS):
+        preset = ACTIVE_PRESETS.get(kept.get("active", ""))
+        label = f"last active: {preset[0]}" if preset else "last active in a custom range"
+        shown.append({"label": label, "clear_url": without(*_TIME_PARAMS)})
+    return shown
 
 
 def _count(request: HttpRequest, session_filter: queries.SessionFilter) -> HttpResponse:

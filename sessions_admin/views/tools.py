@@ -21,10 +21,11 @@ from sessions_admin.ourdata.rollups import calls, figures
 from sessions_admin.ourdata.rollups.figures import BadFigureQuery, Scope, parse_window
 from sessions_admin.store.queries import BadQuery, parse_datetime_param
 from sessions_admin.views.figures import (
+    link_tools,
     now_ms,
     permalink,
+    sync_context,
     tool_sparkline,
-    tool_url,
     window_links,
 )
 from sessions_admin.views.sessions import bad_request
@@ -69,18 +70,24 @@ def tool_list(request: HttpRequest) -> HttpResponse:
     }
     try:
         with figures.reading() as side:
-            rows = figures.tool_rows(side, window, scope)
-            for row in rows:
-                row.url = tool_url(row.tool, **kept)
-                row.errors_url = tool_url(row.tool, errors="1", **kept)
-                row.spark = tool_sparkline(row.series, window.grain)
-            context.update(rows=rows, computed_at=figures.computed_at(side), **_scope_choices(side))
+            context.update(sync_context(side))
+            if not context["not_computed"]:
+                context.update(_tool_rows(side, window, scope, kept))
     except figures.NotComputed:
         context["not_computed"] = True
     template = "sessions_admin/tools.html"
     if request.htmx and request.htmx.target == "tool-table":
         template += "#table"
     return render(request, template, context)
+
+
+def _tool_rows(side, window, scope: Scope, kept: dict[str, str]) -> dict[str, Any]:
+    rows = figures.tool_rows(side, window, scope)
+    # A tool's link keeps the window (as its start, since=) and the target and profile.
+    link_tools(rows, window, **kept)
+    for row in rows:
+        row.spark = tool_sparkline(row.series, window.grain)
+    return {"rows": rows, "computed_at": figures.computed_at(side), **_scope_choices(side)}
 
 
 def _call_filter(tool: str, params: Any) -> calls.CallFilter:
@@ -132,6 +139,9 @@ def tool_detail(request: HttpRequest, name: str) -> HttpResponse:
     }
     try:
         with figures.reading() as side:
+            context.update(sync_context(side))
+            if context["not_computed"]:
+                raise figures.NotComputed()
             page = calls.tool_calls(side, call_filter, cursor)
             context.update(
                 rows=[(row, permalink(row.session_id, row.link_id)) for row in page.rows],
@@ -141,6 +151,9 @@ def tool_detail(request: HttpRequest, name: str) -> HttpResponse:
                     else None
                 ),
                 known=bool(page.rows) or calls.known_tool(side, name),
+                # Counted on the first page only: "More" pages are fragments without the total.
+                matched=calls.count_calls(side, call_filter) if cursor is None else None,
+                count_cap=calls.COUNT_CAP,
                 computed_at=figures.computed_at(side),
                 **_scope_choices(side),
             )

@@ -24,7 +24,8 @@ from sessions_admin import params
 from sessions_admin.access import staff_view
 from sessions_admin.ids import session_url
 from sessions_admin.params import MAX_SQLITE_INT, BadParameter
-from sessions_admin.store import queries, transcript
+from sessions_admin.store import frames, queries, transcript
+from sessions_admin.store.connection import frames_root
 from sessions_admin.store.jsontext import parse_json_text
 from sessions_admin.store.spec import KNOWN_ROLES
 from sessions_admin.views import jsonhtml
@@ -56,9 +57,12 @@ def _session(session_id: str) -> queries.SessionRow:
     return session
 
 
-def _header_context(session: queries.SessionRow) -> dict[str, Any]:
+def _header_context(session: queries.SessionRow, has_frames: bool | None = None) -> dict[str, Any]:
+    if has_frames is None:
+        has_frames = frames.has_session_dir(frames_root(), session.id)
     return {
         "session": session,
+        "has_frames": has_frames,
         "message_count": transcript.message_count(session.id),
         "state_keys": transcript.state_keys(session.id),
         "stats_url": session_url(session.id, "stats"),
@@ -96,6 +100,8 @@ def _transcript_context(request: HttpRequest, session: queries.SessionRow) -> di
         "filter_url": session_url(session.id),
         "show_before_row": True,
         "show_after_row": True,
+        # One lstat a page: trace links to frames that are not on disk lead nowhere.
+        "has_frames": frames.has_session_dir(frames_root(), session.id),
         **_display_context(),
     }
 
@@ -181,10 +187,10 @@ def _transcript_page(
             )
         if request.htmx.target == "transcript":
             return render(request, f"{TEMPLATE}#transcript", {**context, "session": session})
-    context.update(_header_context(session))
+    context.update(_header_context(session, context["has_frames"]))
     context["tab"] = "transcript"
     if with_stats:
-        context["stats"] = transcript.session_stats(session.id)
+        context["stats"] = transcript.session_stats(session.id, slow_ms=settings.SLOW_TOOL_CALL_MS)
     return render(request, TEMPLATE, context)
 
 
@@ -220,7 +226,7 @@ def stats_page(request: HttpRequest, session_id: str) -> HttpResponse:
             f"{TEMPLATE}#stats",
             {
                 "session": session,
-                "stats": transcript.session_stats(session.id),
+                "stats": transcript.session_stats(session.id, slow_ms=settings.SLOW_TOOL_CALL_MS),
                 **_display_context(),
             },
         )

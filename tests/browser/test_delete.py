@@ -41,7 +41,7 @@ def test_a_row_is_deleted_from_the_list_through_the_dialog_without_a_reload(
     page.locator("#session-count", has_text="1 session.").wait_for()
     assert page.locator(f'tr[data-session-id="{keep}"]').is_visible()
     flash = page.locator("#flash")
-    assert "Deleted session sess_gone : 3 messages, 1 state row, frames removed" in (
+    assert "Deleted session sess_gone: 3 messages, 1 state row, frames removed" in (
         flash.inner_text()
     )
     assert page.evaluate("window.__notReloaded") is True
@@ -82,7 +82,7 @@ def test_the_session_pages_delete_button_returns_to_the_list_with_a_message(
     dialog.get_by_role("button", name="Delete session").click()
     page.wait_for_url(f"{live_server.url}/sessions/")
     assert (
-        "Deleted session sess_gone : 3 messages, 1 state row" in page.locator("#flash").inner_text()
+        "Deleted session sess_gone: 3 messages, 1 state row" in page.locator("#flash").inner_text()
     )
     assert store.count("sessions") == 1
     assert page.console_errors == []

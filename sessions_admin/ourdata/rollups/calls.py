@@ -55,14 +55,12 @@ def parse_cursor(raw: object) -> tuple[int, int] | None:
         raise BadFigureQuery("That “More” link is damaged: open the list again.") from None
 
 
-def tool_calls(
-    side: sqlite3.Connection,
-    call_filter: CallFilter,
-    cursor: tuple[int, int] | None = None,
-    limit: int = PAGE_SIZE,
-) -> CallPage:
-    """Walks ``(tool, ts)`` backwards (the failed-calls partial index for ``errors``)."""
-    f = call_filter
+#: Counting stops here: past it the page says "10,000 or more" (datasette's capped counts).
+COUNT_CAP = 10_000
+
+
+def _where(f: CallFilter) -> tuple[str, str, list[object]]:
+    """(index, WHERE clause, its parameters) for a filter."""
     extra, params = f.scope.where()
     index = "rollup_call_tool_failed" if f.errors else "rollup_call_tool_ts"
     where = "tool = ?" + extra + (" AND failed" if f.errors else "")
@@ -76,6 +74,37 @@ def tool_calls(
     if f.until_ms is not None:
         where += " AND ts < ?"
         args.append(f.until_ms)
+    return index, where, args
+
+
+def count_calls(
+    side: sqlite3.Connection, call_filter: CallFilter, cap: int = COUNT_CAP
+) -> int | None:
+    """How many calls match, stopping at ``cap``; None when counting would not be cheap.
+
+    Without a target or profile filter every condition is in an index, so the
+    count is one bounded index walk (SQLite picks the index: the duration one
+    for ``slow``). A target or profile is only in the table: a rare one would
+    read a busy tool's every row, so it is not counted (see bench/bench_overview.py).
+    """
+    if call_filter.scope.target is not None or call_filter.scope.profile is not None:
+        return None
+    _, where, args = _where(call_filter)
+    row = side.execute(
+        f"SELECT count(*) FROM (SELECT 1 FROM rollup_call WHERE {where} LIMIT {int(cap)})",
+        args,
+    ).fetchone()
+    return row[0]
+
+
+def tool_calls(
+    side: sqlite3.Connection,
+    call_filter: CallFilter,
+    cursor: tuple[int, int] | None = None,
+    limit: int = PAGE_SIZE,
+) -> CallPage:
+    """Walks ``(tool, ts)`` backwards (the failed-calls partial index for ``errors``)."""
+    index, where, args = _where(call_filter)
     if cursor is not None:
         where += " AND ts <= ? AND (ts < ? OR id < ?)"
         args += [cursor[0], cursor[0], cursor[1]]

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 
 from sessions_admin.ourdata import sidedb
 from sessions_admin.ourdata.rollups.schema import DAY_MS, GRAINS, band_floor
+from sessions_admin.ourdata.sync import SyncState, has_tables, read_state
 
 #: What the pages hold while they read the rollups.
 SideConnection = sqlite3.Connection
@@ -31,6 +32,21 @@ SideConnection = sqlite3.Connection
 
 class NotComputed(Exception):
     """The rollups have not been built yet (no side database, or no rollup tables)."""
+
+
+def last_sync(side: sqlite3.Connection) -> SyncState:
+    """Where the sync stands; ``synced_at_ms`` is None until a pass has finished.
+
+    An empty figure means nothing when no pass ever finished (a first build
+    that failed or is still running): the pages say so instead of blaming
+    the filters.
+    """
+    if not has_tables(side):
+        return SyncState()
+    state = read_state(side)
+    synced = state.synced_at_ms if isinstance(state.synced_at_ms, int) else None
+    started = state.started_at_ms if isinstance(state.started_at_ms, int) else None
+    return SyncState(state.last_id, synced, started)
 
 
 @contextmanager

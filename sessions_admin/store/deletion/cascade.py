@@ -166,5 +166,19 @@ def delete_session(session_id: str, *, actor: Actor, wipe_frames: bool = False) 
             remove_frames(deleted, report)
         run.finish()
     return DeletionResult(
-        counts=counts, frames=report, audit_id=run.audit_id, batches=1, longest_batch_ms=cascade_ms
+        counts=counts,
+        frames=report,
+        audit_id=run.audit_id,
+        batches=1,
+        longest_batch_ms=cascade_ms,
+        frames_kept_bytes=None if report is not None else _kept_bytes(session_id),
     )
+
+
+def _kept_bytes(session_id: str) -> int | None:
+    """The size of the frames directory a delete left behind, for the flash message."""
+    try:
+        usage = frames.dir_usage(frames_root(), session_id)
+    except (frames.FramesRefused, OSError):
+        return None
+    return None if usage is None else usage[0]

@@ -92,6 +92,8 @@ class DeletionResult:
     batches: int = 0
     longest_batch_ms: float = 0.0
     skipped: int = 0  # sessions that stopped matching and were left whole
+    #: Bytes of a frames directory left on disk (not asked to remove); None: none there.
+    frames_kept_bytes: int | None = None
 
     def describe(self) -> str:
         """``87 messages, 2 state rows, frames removed``: what the flash message says."""
@@ -104,6 +106,11 @@ class DeletionResult:
             text = f"{counts.sessions:,} sessions, {text}"
         if self.frames is not None:
             text += f", {self.frames.describe()}"
+        elif self.frames_kept_bytes is not None:
+            text += (
+                f"; its frames ({file_size(self.frames_kept_bytes)}) stay on disk "
+                "and show as orphans"
+            )
         return text
 
 

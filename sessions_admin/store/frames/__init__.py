@@ -76,6 +76,7 @@ from sessions_admin.store.frames.paths import (
     FramesError,
     FramesNotFound,
     FramesRefused,
+    has_session_dir,
     request_file,
     session_dir,
 )
@@ -100,6 +101,7 @@ __all__ = [
     "SkippedEntry",
     "TailResult",
     "dir_usage",
+    "has_session_dir",
     "list_requests",
     "read_page",
     "remove_session_dir",

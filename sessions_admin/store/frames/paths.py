@@ -116,6 +116,19 @@ def session_dir_str(root: Path | str, session_id: str) -> str:
     return candidate
 
 
+def has_session_dir(root: Path | str, session_id: str) -> bool:
+    """Whether anything stands at the session's directory path (one ``lstat``), so a
+    page can hide links that would only lead to "no frames directory". A path the
+    frames page would refuse (a symlink, a bad id) counts as there: that page says why.
+    """
+    try:
+        return lstat_or_none(session_dir_str(root, session_id)) is not None
+    except FramesRefused:
+        return True
+    except OSError:
+        return True
+
+
 def session_dir(root: Path, session_id: str) -> Path:
     """Path of a session's frame directory under ``realpath(root)``.
 

@@ -21,9 +21,11 @@ from sessions_admin.store.timeutil import from_epoch_ms
 from sessions_admin.templatetags.sessions_admin import short_id
 from sessions_admin.views.frames.common import request_url
 
-#: Timeline: most bars drawn, and the drawing's size in SVG user units.
+#: Timeline: most bars drawn, and the drawing's size in SVG user units. The SVG is
+#: drawn at this size in CSS pixels (never scaled to its box, which shrank its text to
+#: about 6 px on a 900 px page); a narrower page scrolls it sideways.
 TIMELINE_MAX_BARS = 80
-TIMELINE_WIDTH = 1000
+TIMELINE_WIDTH = 860
 TIMELINE_MAX_HEIGHT = 360
 
 
@@ -192,6 +194,12 @@ class Timeline:
     hidden_spans: int = 0
     untimed: int = 0
     duration_ms: float = 0.0
+    #: The first drawn moment with date and zone ("2026-11-28 14:02:11.123 UTC"):
+    #: the axis labels are offsets from it.
+    starts_at: str = ""
+    #: (colour index, kind) for each kind drawn, in first-drawn order: the legend.
+    legend: list[tuple[int, str]] = field(default_factory=list)
+    any_failed: bool = False
 
 
 def _span_label(frame: frames.FrameLine, ms: float | None) -> str:
@@ -279,4 +287,18 @@ def timeline_of(page_frames: list[frames.FrameLine]) -> Timeline | None:
         )
         y += row_h + gap
     line.height = round(y + gap, 2)
+    _label(line, t0, [f for _, f in events] + [f for _, _, f in shown])
     return line
+
+
+def _label(line: Timeline, t0: float, drawn: list[frames.FrameLine]) -> None:
+    """The start time with its zone, and a legend entry per colour drawn."""
+    clock = _clock(round(t0))
+    line.starts_at = clock[2] if clock else ""
+    seen: set[str] = set()
+    for frame in drawn:
+        kind = frame.kind or ""
+        if kind not in seen:
+            seen.add(kind)
+            line.legend.append((_chip(frame.kind), kind or "(no kind)"))
+        line.any_failed = line.any_failed or (frame.ok and _failed(frame))
