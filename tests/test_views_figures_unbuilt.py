@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 
 from sessions_admin.ourdata import sidedb, sync
+from sessions_admin.ourdata.index.listener import SEARCH_INDEX
 from tests.conftest import STORE_DB
 
 PAGES = ["/", "/tools/", "/tools/sql.query/", "/tools/sql.query/?errors=1"]
@@ -58,3 +59,25 @@ def test_after_a_sync_an_empty_window_says_when_the_index_was_synced(
     html = staff_client.get(page).content.decode()
     assert NOT_BUILT not in html
     assert "No tool calls in the last 24 hours (side index last synced <time" in html
+
+
+@STORE_DB
+@pytest.mark.parametrize("page", PAGES)
+def test_a_failed_last_pass_is_named_above_the_figures_it_left(
+    side_dir, store, staff_client, page, monkeypatch
+):
+    store.add_message(store.add_session("sess_one", title="t"), "user", "hello")
+    sync.sync_once()
+    assert "last <code>sync_index</code> pass failed" not in staff_client.get(page).content.decode()
+    store.add_message("sess_one", "user", "again")
+
+    def broken(side, batch):
+        raise ValueError("a <b>bad</b> row")
+
+    monkeypatch.setattr(SEARCH_INDEX, "add_messages", broken)
+    with pytest.raises(ValueError):
+        sync.sync_once()
+    html = staff_client.get(page).content.decode()
+    assert "last <code>sync_index</code> pass failed" in html
+    assert "ValueError: a &lt;b&gt;bad&lt;/b&gt; row" in html
+    assert NOT_BUILT not in html  # the figures of the pass that finished still show

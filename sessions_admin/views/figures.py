@@ -18,6 +18,7 @@ from sessions_admin.ourdata.rollups.figures import (
     bucket_ms,
     last_sync,
 )
+from sessions_admin.ourdata.sync import last_run
 
 #: The session list's last-active preset that matches each window.
 LIST_PRESET = {"24h": "24h", "7d": "7d", "30d": "30d", "all": None}
@@ -52,9 +53,10 @@ def link_tools(rows: list[ToolRow], window: Window, **kept: str | None) -> None:
 
 
 def sync_context(side: SideConnection) -> dict:
-    """``sync`` for the pages' empty states; ``not_computed`` until a sync pass has finished."""
+    """``sync`` for the pages' empty states; ``not_computed`` until a sync pass has finished;
+    ``sync_run`` says whether the latest pass failed, and why (shown above any figures)."""
     state = last_sync(side)
-    return {"sync": state, "not_computed": state.synced_at_ms is None}
+    return {"sync": state, "not_computed": state.synced_at_ms is None, "sync_run": last_run(side)}
 
 
 def permalink(session_id: str, message_id: int) -> str:
