@@ -14,40 +14,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sessions_admin.store.backend.base import store_authorizer, store_uri
+from sessions_admin.store.spec import TABLE_COLUMNS
 
 EXPECTED_USER_VERSION = 2
 
 #: The columns each table must have; extra columns are fine.
-REQUIRED_COLUMNS: dict[str, tuple[str, ...]] = {
-    "sessions": (
-        "id",
-        "target_key",
-        "profile_key",
-        "principal_id",
-        "title",
-        "turn_count",
-        "created_at",
-        "last_active",
-    ),
-    "session_messages": (
-        "id",
-        "session_id",
-        "role",
-        "content",
-        "tool_name",
-        "tool_call_id",
-        "tool_target",
-        "tool_op",
-        "tool_args",
-        "tool_result",
-        "tool_duration_ms",
-        "trace_id",
-        "span_id",
-        "model_id",
-        "ts",
-    ),
-    "session_state": ("session_id", "key", "value", "updated_at"),
-}
+REQUIRED_COLUMNS = TABLE_COLUMNS
 
 
 @dataclass

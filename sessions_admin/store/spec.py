@@ -10,3 +10,35 @@ from __future__ import annotations
 PROFILES = ("default", "explain", "edit", "propose", "evaluate", "monitor")
 #: Message roles, in the order filters and statistics show them.
 KNOWN_ROLES = ("user", "assistant", "tool", "system")
+
+#: The three tables' documented columns (session-schema.md), in DDL order.
+TABLE_COLUMNS: dict[str, tuple[str, ...]] = {
+    "sessions": (
+        "id",
+        "target_key",
+        "profile_key",
+        "principal_id",
+        "title",
+        "turn_count",
+        "created_at",
+        "last_active",
+    ),
+    "session_messages": (
+        "id",
+        "session_id",
+        "role",
+        "content",
+        "tool_name",
+        "tool_call_id",
+        "tool_target",
+        "tool_op",
+        "tool_args",
+        "tool_result",
+        "tool_duration_ms",
+        "trace_id",
+        "span_id",
+        "model_id",
+        "ts",
+    ),
+    "session_state": ("session_id", "key", "value", "updated_at"),
+}

@@ -17,6 +17,8 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
+from sessions_admin.store.spec import TABLE_COLUMNS
+
 #: One value per SQLite storage class, and the edges that break naive code.
 STORAGE_SAMPLES: dict[str, object] = {
     "null": None,
@@ -47,33 +49,10 @@ JSON_SAMPLES: dict[str, str] = {
     "wide": "[" + ",".join(str(i) for i in range(20_000)) + "]",
 }
 
-SESSION_COLUMNS = (
-    "id",
-    "target_key",
-    "profile_key",
-    "principal_id",
-    "title",
-    "turn_count",
-    "created_at",
-    "last_active",
-)
-MESSAGE_COLUMNS = (
-    "session_id",
-    "role",
-    "content",
-    "tool_name",
-    "tool_call_id",
-    "tool_target",
-    "tool_op",
-    "tool_args",
-    "tool_result",
-    "tool_duration_ms",
-    "trace_id",
-    "span_id",
-    "model_id",
-    "ts",
-)
-STATE_COLUMNS = ("session_id", "key", "value", "updated_at")
+SESSION_COLUMNS = TABLE_COLUMNS["sessions"]
+# Without ``id``: AUTOINCREMENT gives each planted message its id.
+MESSAGE_COLUMNS = tuple(c for c in TABLE_COLUMNS["session_messages"] if c != "id")
+STATE_COLUMNS = TABLE_COLUMNS["session_state"]
 
 #: The session every odd message and state row hangs off, with sane columns itself.
 MESSAGES_SESSION = "hostile-messages"
