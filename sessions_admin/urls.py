@@ -81,7 +81,7 @@ urlpatterns = [
     path("targets/", sessions.targets, name="targets"),
     path("search/", search.search, name="search"),
     path("tools/", tools.tool_list, name="tools"),
-    path("tools/<path:name>/", tools.tool_detail, name="tool"),
+    path(f"tools/<{ANY_PATH}:name>/", tools.tool_detail, name="tool"),
     path("frames/orphans/", orphans.orphans_page, name="frames_orphans"),
     # Any character, newlines included: a session id may hold one.
     path(

@@ -7,6 +7,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
+from sessions_admin.ourdata import sync
 from tests import rollupdata as R
 from tests.conftest import STORE_DB
 from tests.test_views_overview import synced  # noqa: F401  (the fixture)
@@ -174,3 +175,17 @@ def test_a_tools_calls_show_relative_times_and_the_lists_principal_dash(synced, 
 def test_a_tools_page_filtered_by_target_does_not_count(synced, staff_client):  # noqa: F811
     html = main(staff_client.get("/tools/fs.read/?target=ops.pager").content.decode())
     assert "Calls\n  of all time, target ops.pager." in html and " or more</strong>" not in html
+
+
+@STORE_DB
+def test_a_tool_whose_name_holds_a_newline_links_to_its_own_page(
+    store, settings, tmp_path, staff_client
+):
+    settings.VAR_DIR = tmp_path / "var"
+    store.add_message(store.add_session("sess_nl"), "tool", "x", tool_name="a\nb")
+    sync.sync_once()
+    for page in ("/?window=all", "/tools/?window=all"):
+        response = staff_client.get(page)
+        assert response.status_code == 200
+        assert "/tools/a%0Ab/" in response.content.decode()
+    assert staff_client.get("/tools/a%0Ab/").status_code == 200
