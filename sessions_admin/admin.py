@@ -29,7 +29,7 @@ from django.urls import path, reverse
 from django.utils.functional import cached_property
 from django.utils.html import format_html, format_html_join
 
-from sessions_admin import params
+from sessions_admin import params, sqlhelpers
 from sessions_admin.access import CLEAR_ALL_SESSIONS, DELETE_SESSIONS
 from sessions_admin.converters import ID64
 from sessions_admin.ids import session_url
@@ -43,7 +43,6 @@ from sessions_admin.store.timeutil import from_epoch_ms
 from sessions_admin.store.values import OddValue, as_id, as_text, as_time
 from sessions_admin.templatetags.sessions_admin import short_id
 
-COUNT_CAP = 10_000
 #: "Delete selected" across every page takes at most this many sessions; more
 #: is a job for the Clear-all page or ``manage.py clear_sessions``.
 SELECT_ACROSS_MAX = 10_000
@@ -56,13 +55,14 @@ class CappedPaginator(Paginator):
 
     @cached_property
     def count(self) -> int:
-        return self.object_list[: COUNT_CAP + 1].count()
+        return self.object_list[: sqlhelpers.COUNT_CAP + 1].count()
 
     @property
     def shown_count(self) -> str:
         """``1,234``, or ``more than 10,000`` when the count stopped at the cap
         (the admin's own templates would print the capped figure, 10001)."""
-        return f"more than {COUNT_CAP:,}" if self.count > COUNT_CAP else f"{self.count:,}"
+        cap = sqlhelpers.COUNT_CAP
+        return f"more than {cap:,}" if self.count > cap else f"{self.count:,}"
 
 
 def _epoch(value: object) -> Any:

@@ -1,4 +1,4 @@
-"""Fixtures: stores built from the runtime's schema, and the three kinds of user.
+"""Fixtures: stores built from the runtime's schema, the three kinds of user, a synced store.
 
 Only Django's own database is created by pytest-django; the ``agents``
 connection is pointed at a store file each test builds (never at a real one).
@@ -10,14 +10,18 @@ import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from random import Random
 
 import pytest
 from django.contrib.auth.models import Permission, User
 from django.db import connections
 from django.test import Client
 
+from sessions_admin import clock
+from sessions_admin.ourdata import sync
 from sessions_admin.store import deletion
 from sessions_admin.store.health import forget_cached_status
+from tests import rollupdata
 from tests.frames_files import jl
 from tests.storebuilder import StoreBuilder, create_store
 
@@ -224,6 +228,17 @@ def conversation(store):
     store.add_state(sid, "snapshot", {"root": {"children": [1, 2]}})
     store.add_state(sid, "repl_state", "{broken")
     return sid, ids
+
+
+@pytest.fixture
+def synced(store, settings, tmp_path, monkeypatch):
+    """A store full of calls, synced by the runner, with "now" just after its last message."""
+    settings.VAR_DIR = tmp_path / "var"
+    rollupdata.fill_store(store, Random(13), sessions=12)
+    sync.sync_once()
+    last = store.execute("SELECT max(ts) FROM session_messages")[0][0]
+    monkeypatch.setattr(clock, "now_ms", lambda: last + 1000)
+    return store
 
 
 @pytest.fixture

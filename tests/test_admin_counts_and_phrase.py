@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from sessions_admin import admin as site_admin
+from sessions_admin import sqlhelpers
 from sessions_admin.models import DeletionAudit
 from tests.conftest import STORE_DB
 
@@ -12,7 +13,7 @@ CLEAR_ALL = "/admin/sessions_admin/session/clear-all/"
 
 @STORE_DB
 def test_a_capped_message_count_reads_as_more_than_the_cap(store, admin_client, monkeypatch):
-    monkeypatch.setattr(site_admin, "COUNT_CAP", 3)
+    monkeypatch.setattr(sqlhelpers, "COUNT_CAP", 3)
     sid = store.add_session("s")
     for _ in range(5):
         store.add_message(sid)
@@ -25,7 +26,7 @@ def test_a_capped_message_count_reads_as_more_than_the_cap(store, admin_client, 
 
 @STORE_DB
 def test_select_all_across_a_capped_count_says_more_than(store, admin_client, monkeypatch):
-    monkeypatch.setattr(site_admin, "COUNT_CAP", 3)
+    monkeypatch.setattr(sqlhelpers, "COUNT_CAP", 3)
     monkeypatch.setattr(site_admin.SessionAdmin, "list_per_page", 2)
     for i in range(5):
         store.add_session(f"s{i}")

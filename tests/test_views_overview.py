@@ -3,28 +3,13 @@
 from __future__ import annotations
 
 import re
-from random import Random
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from django.urls import resolve
 
-from sessions_admin.ourdata import sync
 from tests import rollupdata as R
 from tests.conftest import STORE_DB
-
-
-@pytest.fixture
-def synced(store, settings, tmp_path, monkeypatch):
-    """A store full of calls, synced by the runner, with "now" just after its last message."""
-    settings.VAR_DIR = tmp_path / "var"
-    R.fill_store(store, Random(13), sessions=12)
-    sync.sync_once()
-    last = store.execute("SELECT max(ts) FROM session_messages")[0][0]
-    monkeypatch.setattr("sessions_admin.views.figures.now_ms", lambda: last + 1000)
-    monkeypatch.setattr("sessions_admin.views.overview.now_ms", lambda: last + 1000)
-    monkeypatch.setattr("sessions_admin.views.tools.now_ms", lambda: last + 1000)
-    return store
 
 
 @STORE_DB

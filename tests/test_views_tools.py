@@ -7,10 +7,11 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
+from sessions_admin import clock, sqlhelpers
 from sessions_admin.ourdata import sync
+from sessions_admin.ourdata.rollups import calls
 from tests import rollupdata as R
 from tests.conftest import STORE_DB
-from tests.test_views_overview import synced  # noqa: F401  (the fixture)
 
 
 def main(html: str) -> str:
@@ -23,8 +24,13 @@ def hrefs(html: str) -> list[str]:
     return [h.replace("&amp;", "&") for h in re.findall(r'href="([^"]*)"', html)]
 
 
+def call_links(html: str) -> list[str]:
+    """The message each call row of a tool's page links to, top to bottom."""
+    return re.findall(r'<td class="time"><a href="([^"]+)"', html)
+
+
 @STORE_DB
-def test_the_tools_page_lists_every_tool_with_its_figures(synced, staff_client):  # noqa: F811
+def test_the_tools_page_lists_every_tool_with_its_figures(synced, staff_client):
     html = staff_client.get("/tools/?window=all").content.decode()
     for tool in R.TOOLS:
         assert f'href="/tools/{tool}/"' in html
@@ -33,7 +39,7 @@ def test_the_tools_page_lists_every_tool_with_its_figures(synced, staff_client):
 
 
 @STORE_DB
-def test_the_window_and_filters_stay_in_shareable_urls(synced, staff_client):  # noqa: F811
+def test_the_window_and_filters_stay_in_shareable_urls(synced, staff_client):
     html = staff_client.get("/tools/?window=7d&target=ops.pager").content.decode()
     windows = [h for h in hrefs(html) if "window=" in h and h.startswith("?")]
     assert sorted(parse_qs(urlsplit(h).query)["window"][0] for h in windows) == [
@@ -50,7 +56,7 @@ def test_the_window_and_filters_stay_in_shareable_urls(synced, staff_client):  #
 
 
 @STORE_DB
-def test_a_filter_change_by_htmx_gets_only_the_table(synced, staff_client):  # noqa: F811
+def test_a_filter_change_by_htmx_gets_only_the_table(synced, staff_client):
     response = staff_client.get(
         "/tools/?window=all", headers={"HX-Request": "true", "HX-Target": "tool-table"}
     )
@@ -59,7 +65,7 @@ def test_a_filter_change_by_htmx_gets_only_the_table(synced, staff_client):  # n
 
 
 @STORE_DB
-def test_a_tools_failing_calls_link_to_their_message_permalinks(synced, staff_client):  # noqa: F811
+def test_a_tools_failing_calls_link_to_their_message_permalinks(synced, staff_client):
     tool = "sql.query"
     html = staff_client.get(f"/tools/{tool}/?errors=1").content.decode()
     links = {h for h in hrefs(html) if "?at=" in h}
@@ -85,14 +91,17 @@ def test_a_tools_failing_calls_link_to_their_message_permalinks(synced, staff_cl
 
 
 @STORE_DB
-def test_a_tools_calls_come_in_keyset_pages(synced, staff_client, monkeypatch):  # noqa: F811
-    monkeypatch.setattr("sessions_admin.ourdata.rollups.calls.PAGE_SIZE", 3)
-    monkeypatch.setattr("sessions_admin.ourdata.rollups.calls.tool_calls.__defaults__", (None, 3))
+def test_a_tools_calls_come_in_keyset_pages(synced, staff_client, monkeypatch):
+    monkeypatch.setattr(calls, "PAGE_SIZE", 3)
     first = staff_client.get("/tools/fs.read/").content.decode()
     more = [h for h in hrefs(first) if "cursor=" in h]
     assert len(more) == 1
     second = staff_client.get("/tools/fs.read/" + more[0], headers={"HX-Request": "true"})
     assert second.status_code == 200 and "<html" not in second.content.decode()
+    # Three calls a page; the next page goes on with three others.
+    first_calls, second_calls = call_links(first), call_links(second.content.decode())
+    assert len(first_calls) == 3 and len(second_calls) == 3
+    assert not set(first_calls) & set(second_calls)
 
 
 @STORE_DB
@@ -100,20 +109,20 @@ def test_a_tools_calls_come_in_keyset_pages(synced, staff_client, monkeypatch): 
     "query",
     ["?since=yesterday", "?until=2026-13-45", "?cursor=abc", "?cursor=1_x", "?target=" + "x" * 600],
 )
-def test_a_tools_page_answers_bad_input_with_a_sentence(synced, staff_client, query):  # noqa: F811
+def test_a_tools_page_answers_bad_input_with_a_sentence(synced, staff_client, query):
     response = staff_client.get("/tools/fs.read/" + query)
     assert response.status_code == 400
 
 
 @STORE_DB
-def test_an_unknown_tool_says_so(synced, staff_client):  # noqa: F811
+def test_an_unknown_tool_says_so(synced, staff_client):
     response = staff_client.get("/tools/no.such%2Ftool/")
     assert response.status_code == 200
     assert "No call of a tool named" in response.content.decode()
 
 
 @STORE_DB
-def test_the_tool_pages_reject_post_and_outsiders(synced, staff_client, nonstaff_client):  # noqa: F811
+def test_the_tool_pages_reject_post_and_outsiders(synced, staff_client, nonstaff_client):
     assert staff_client.post("/tools/").status_code == 405
     assert staff_client.post("/tools/fs.read/").status_code == 405
     assert nonstaff_client.get("/tools/").status_code == 403
@@ -127,11 +136,11 @@ def tool_links(html: str) -> list[str]:
 @STORE_DB
 @pytest.mark.parametrize("window", ["24h", "7d", "30d", "all"])
 @pytest.mark.parametrize("page", ["/", "/tools/"])
-def test_tool_and_error_links_keep_the_window_as_its_start(synced, staff_client, page, window):  # noqa: F811
+def test_tool_and_error_links_keep_the_window_as_its_start(synced, staff_client, page, window):
     from sessions_admin.ourdata.rollups.figures import parse_window
     from sessions_admin.views import figures
 
-    start = parse_window(window, figures.now_ms()).start_ms
+    start = parse_window(window, clock.now_ms()).start_ms
     links = tool_links(staff_client.get(page, {"window": window}).content.decode())
     assert links and any("errors=1" in link for link in links)
     for link in links:
@@ -140,7 +149,7 @@ def test_tool_and_error_links_keep_the_window_as_its_start(synced, staff_client,
 
 
 @STORE_DB
-def test_a_tools_page_says_which_calls_it_shows_and_how_many(synced, staff_client):  # noqa: F811
+def test_a_tools_page_says_which_calls_it_shows_and_how_many(synced, staff_client):
     tool = "sql.query"
     (failed,) = synced.execute(
         "SELECT count(*) FROM session_messages WHERE tool_name = ? AND json_valid(tool_result) "
@@ -156,15 +165,14 @@ def test_a_tools_page_says_which_calls_it_shows_and_how_many(synced, staff_clien
 
 
 @STORE_DB
-def test_a_tools_count_stops_at_its_cap(synced, staff_client, monkeypatch):  # noqa: F811
-    monkeypatch.setattr("sessions_admin.ourdata.rollups.calls.COUNT_CAP", 2)
-    monkeypatch.setattr("sessions_admin.ourdata.rollups.calls.count_calls.__defaults__", (2,))
+def test_a_tools_count_stops_at_its_cap(synced, staff_client, monkeypatch):
+    monkeypatch.setattr(sqlhelpers, "COUNT_CAP", 2)
     html = staff_client.get("/tools/fs.read/").content.decode()
     assert "<strong>2 or more</strong> calls" in html
 
 
 @STORE_DB
-def test_a_tools_calls_show_relative_times_and_the_lists_principal_dash(synced, staff_client):  # noqa: F811
+def test_a_tools_calls_show_relative_times_and_the_lists_principal_dash(synced, staff_client):
     html = staff_client.get("/tools/fs.read/").content.decode()
     cells = re.findall(r'<td class="time"><a [^>]*><time [^>]*title="[^"]+">([^<]+)</time>', html)
     assert cells and all(c.endswith("ago") or c == "just now" for c in cells)
@@ -172,7 +180,7 @@ def test_a_tools_calls_show_relative_times_and_the_lists_principal_dash(synced, 
 
 
 @STORE_DB
-def test_a_tools_page_filtered_by_target_does_not_count(synced, staff_client):  # noqa: F811
+def test_a_tools_page_filtered_by_target_does_not_count(synced, staff_client):
     html = main(staff_client.get("/tools/fs.read/?target=ops.pager").content.decode())
     assert "Calls\n  of all time, target ops.pager." in html and " or more</strong>" not in html
 

@@ -21,12 +21,9 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from sessions_admin.sqlhelpers import chunks, placeholders
 from sessions_admin.store.cliptext import clipped_sql
 from sessions_admin.store.connection import raw_connection, run_sql, store_connection
-
-#: SQLite's default limit on host parameters is far above this; it keeps
-#: every ``IN (…)`` short enough to plan instantly.
-IN_CHUNK = 500
 
 
 @dataclass(frozen=True, slots=True)
@@ -218,19 +215,12 @@ def all_sessions() -> Iterator[FeedSession]:
             yield session
 
 
-def _chunks(values: Sequence[Any]) -> Iterator[Sequence[Any]]:
-    for start in range(0, len(values), IN_CHUNK):
-        yield values[start : start + IN_CHUNK]
-
-
 def sessions_by_id(session_ids: Sequence[str]) -> dict[str, FeedSession]:
     """The current rows of these sessions (missing ones are left out)."""
     found: dict[str, FeedSession] = {}
-    for chunk in _chunks(list(dict.fromkeys(session_ids))):
-        marks = ", ".join("?" * len(chunk))
-        for row in run_sql(
-            f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE id IN ({marks})", list(chunk)
-        ):
+    for chunk in chunks(dict.fromkeys(session_ids)):
+        marks = placeholders(len(chunk))
+        for row in run_sql(f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE id IN ({marks})", chunk):
             session = _feed_session(row)
             found[session.id] = session
     return found
@@ -243,12 +233,12 @@ def messages_by_id(message_ids: Sequence[int]) -> dict[int, FeedMessage]:
     deleted, or an index that drifted, can never show a false hit.
     """
     found: dict[int, FeedMessage] = {}
-    for chunk in _chunks(list(dict.fromkeys(message_ids))):
-        marks = ", ".join("?" * len(chunk))
+    for chunk in chunks(dict.fromkeys(message_ids)):
+        marks = placeholders(len(chunk))
         for row in run_sql(
             f"SELECT {_MESSAGE_COLUMNS} FROM session_messages AS m "
             f"LEFT JOIN sessions AS s ON s.id = m.session_id WHERE m.id IN ({marks})",
-            list(chunk),
+            chunk,
         ):
             message = _feed_message(row)
             found[message.id] = message

@@ -22,8 +22,9 @@ from typing import Any
 from django.core import signing
 from django.utils import timezone
 
-from sessions_admin import params
+from sessions_admin import params, sqlhelpers
 from sessions_admin.params import BadParameter
+from sessions_admin.sqlhelpers import chunks, placeholders
 from sessions_admin.store.cliptext import clipped_sql
 from sessions_admin.store.connection import StoreTimeout, run_sql, time_limit
 from sessions_admin.store.health import REQUIRED_COLUMNS
@@ -40,7 +41,6 @@ from sessions_admin.store.values import (
 )
 
 PAGE_SIZE = 50
-COUNT_CAP = 10_000
 #: Above this many distinct targets the merge stops paying off.
 MAX_MERGED_TARGETS = 200
 
@@ -331,9 +331,8 @@ def page_of_ids(
     column, _ = SORTS[sort]
     clauses, params = filter_with(session_filter, q=None).where()
     found: dict[Any, tuple] = {}
-    for start in range(0, len(ordered_ids), 500):
-        chunk = ordered_ids[start : start + 500]
-        where = " AND ".join([f"id IN ({', '.join('?' * len(chunk))})", *clauses])
+    for chunk in chunks(ordered_ids):
+        where = " AND ".join([f"id IN ({placeholders(len(chunk))})", *clauses])
         for raw in run_sql(f"{_SELECT} WHERE {where}", [*chunk, *params]):
             if keep is None or keep(SessionRow.from_db(raw)):
                 found[raw[_ID]] = raw
@@ -439,8 +438,10 @@ def _merge(slices: list[list[tuple]], count: int, descending: bool) -> list[tupl
         return list(islice(merged, count))
 
 
-def count_sessions(session_filter: SessionFilter, cap: int = COUNT_CAP) -> tuple[int, bool]:
-    """How many sessions match, counting at most ``cap + 1`` rows."""
+def count_sessions(session_filter: SessionFilter, cap: int | None = None) -> tuple[int, bool]:
+    """How many sessions match, counting at most ``cap + 1`` rows (``COUNT_CAP`` by default)."""
+    if cap is None:
+        cap = sqlhelpers.COUNT_CAP
     clauses, params = session_filter.where()
     where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
     rows = run_sql(f"SELECT COUNT(*) FROM (SELECT 1 FROM sessions {where} LIMIT {cap + 1})", params)
@@ -462,9 +463,8 @@ def get_session(session_id: str) -> SessionRow | None:
 
 def existing_session_ids(session_ids: list[str]) -> set[str]:
     found: set[str] = set()
-    for start in range(0, len(session_ids), 500):
-        batch = session_ids[start : start + 500]
-        marks = ", ".join("?" * len(batch))
+    for batch in chunks(session_ids):
+        marks = placeholders(len(batch))
         found.update(
             row[0] for row in run_sql(f"SELECT id FROM sessions WHERE id IN ({marks})", batch)
         )

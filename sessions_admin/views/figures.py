@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from datetime import UTC, datetime
 from urllib.parse import urlencode
 
@@ -22,10 +21,6 @@ from sessions_admin.ourdata.sync import last_run
 
 #: The session list's last-active preset that matches each window.
 LIST_PRESET = {"24h": "24h", "7d": "7d", "30d": "30d", "all": None}
-
-
-def now_ms() -> int:
-    return int(time.time() * 1000)
 
 
 def list_url(**params: str | None) -> str:

@@ -14,6 +14,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_safe
 from django.views.decorators.vary import vary_on_headers
 
+from sessions_admin import clock
 from sessions_admin.access import staff_view
 from sessions_admin.ourdata.rollups import figures
 from sessions_admin.ourdata.rollups.figures import BadFigureQuery, Window, parse_window
@@ -25,7 +26,6 @@ from sessions_admin.views.figures import (
     activity_charts,
     link_tools,
     list_url,
-    now_ms,
     sync_context,
     window_links,
 )
@@ -58,7 +58,7 @@ def overview(request: HttpRequest) -> HttpResponse:
         # The list lived at / before the overview: its old links still land on it.
         return HttpResponseRedirect(reverse("sessions") + "?" + request.GET.urlencode())
     try:
-        window = parse_window(request.GET.get("window"), now_ms())
+        window = parse_window(request.GET.get("window"), clock.now_ms())
     except BadFigureQuery as exc:
         return bad_request(request, str(exc))
     status = store_status()

@@ -16,13 +16,13 @@ from django.shortcuts import render
 from django.views.decorators.http import require_safe
 from django.views.decorators.vary import vary_on_headers
 
+from sessions_admin import clock, sqlhelpers
 from sessions_admin.access import staff_view
 from sessions_admin.ourdata.rollups import calls, figures
 from sessions_admin.ourdata.rollups.figures import BadFigureQuery, Scope, parse_window
 from sessions_admin.store.queries import BadQuery, parse_datetime_param
 from sessions_admin.views.figures import (
     link_tools,
-    now_ms,
     permalink,
     sync_context,
     tool_sparkline,
@@ -58,7 +58,7 @@ def _scope_choices(side) -> dict[str, list[str]]:
 @staff_view(needs_store=False)
 def tool_list(request: HttpRequest) -> HttpResponse:
     try:
-        window = parse_window(request.GET.get("window"), now_ms())
+        window = parse_window(request.GET.get("window"), clock.now_ms())
         scope = _scope(request.GET)
     except BadFigureQuery as exc:
         return bad_request(request, str(exc))
@@ -153,7 +153,7 @@ def tool_detail(request: HttpRequest, name: str) -> HttpResponse:
                 known=bool(page.rows) or calls.known_tool(side, name),
                 # Counted on the first page only: "More" pages are fragments without the total.
                 matched=calls.count_calls(side, call_filter) if cursor is None else None,
-                count_cap=calls.COUNT_CAP,
+                count_cap=sqlhelpers.COUNT_CAP,
                 computed_at=figures.computed_at(side),
                 **_scope_choices(side),
             )

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from tests.conftest import STORE_DB
-from tests.test_views_overview import synced  # noqa: F401  (the fixture)
 
 
 def chart_boxes(page) -> list[tuple[int, int]]:
@@ -15,7 +14,7 @@ def chart_boxes(page) -> list[tuple[int, int]]:
 
 @STORE_DB
 def test_the_overview_charts_sit_two_by_two_and_the_page_ends_at_its_content(
-    synced,  # noqa: F811
+    synced,
     logged_in_page,
     live_server,
 ):
@@ -37,7 +36,7 @@ def test_the_overview_charts_sit_two_by_two_and_the_page_ends_at_its_content(
 
 @STORE_DB
 def test_a_failed_calls_duration_and_time_stay_on_one_line_at_900_px(
-    synced,  # noqa: F811
+    synced,
     logged_in_page,
     live_server,
 ):

@@ -28,6 +28,7 @@ from collections.abc import Sequence
 
 from sessions_admin.ourdata.index.text import FIELD_SEPARATOR, document, fold
 from sessions_admin.ourdata.sidedb import run_script
+from sessions_admin.sqlhelpers import chunks, placeholders
 from sessions_admin.store.feed import FeedMessage, FeedSession
 
 _FTS = (
@@ -62,10 +63,6 @@ _TABLES = (
 )
 
 
-def _marks(values: Sequence[object]) -> str:
-    return ", ".join("?" * len(values))
-
-
 def session_keys(side: sqlite3.Connection, session_ids: Sequence[str]) -> dict[str, int]:
     """The keys of these sessions, creating a bare row for those new to the index."""
     ids = list(dict.fromkeys(session_ids))
@@ -73,12 +70,12 @@ def session_keys(side: sqlite3.Connection, session_ids: Sequence[str]) -> dict[s
         "INSERT OR IGNORE INTO search_sessions (id) VALUES (?)", [(sid,) for sid in ids]
     )
     keys: dict[str, int] = {}
-    for start in range(0, len(ids), 500):
-        chunk = ids[start : start + 500]
+    for chunk in chunks(ids):
         keys.update(
             (sid, key)
             for key, sid in side.execute(
-                f"SELECT key, id FROM search_sessions WHERE id IN ({_marks(chunk)})", chunk
+                f"SELECT key, id FROM search_sessions WHERE id IN ({placeholders(len(chunk))})",
+                chunk,
             )
         )
     return keys
@@ -137,11 +134,10 @@ class SearchIndex:
     def update_sessions(self, side: sqlite3.Connection, sessions: Sequence[FeedSession]) -> None:
         ids = [s.id for s in sessions]
         before: dict[str, tuple[int, str | None, str | None]] = {}
-        for start in range(0, len(ids), 500):
-            chunk = ids[start : start + 500]
+        for chunk in chunks(ids):
             for key, sid, folded, principal in side.execute(
                 "SELECT key, id, fold, principal_id FROM search_sessions "
-                f"WHERE id IN ({_marks(chunk)}) AND fold IS NOT NULL",
+                f"WHERE id IN ({placeholders(len(chunk))}) AND fold IS NOT NULL",
                 chunk,
             ):
                 before[sid] = (key, folded, principal)
@@ -183,18 +179,18 @@ class SearchIndex:
 
     def forget_sessions(self, side: sqlite3.Connection, session_ids: Sequence[str]) -> None:
         ids = list(session_ids)
-        for start in range(0, len(ids), 500):
-            chunk = ids[start : start + 500]
+        for chunk in chunks(ids):
             keys = [
                 row[0]
                 for row in side.execute(
-                    f"SELECT key FROM search_sessions WHERE id IN ({_marks(chunk)})", chunk
+                    f"SELECT key FROM search_sessions WHERE id IN ({placeholders(len(chunk))})",
+                    chunk,
                 )
             ]
             if not keys:
                 continue
             # One statement per chunk of keys (each IN is a few index seeks).
-            marks = _marks(keys)
+            marks = placeholders(len(keys))
             side.execute(
                 "DELETE FROM search_text WHERE rowid IN "
                 f"(SELECT id FROM search_messages WHERE session IN ({marks}))",

@@ -17,12 +17,13 @@ store as before.
 from __future__ import annotations
 
 import sqlite3
-import time
 from typing import Any
 
+from sessions_admin import clock
 from sessions_admin.ourdata import sidedb
 from sessions_admin.ourdata.index.text import FIELD_SEPARATOR, contains, fold, fts_query
 from sessions_admin.ourdata.sync import is_current, read_state
+from sessions_admin.sqlhelpers import placeholders
 from sessions_admin.store import feed, queries
 from sessions_admin.store.queries import Cursor, SessionFilter, SessionPage
 
@@ -38,7 +39,7 @@ def is_fresh(side: sqlite3.Connection) -> bool:
     state = read_state(side)
     if not isinstance(state.synced_at_ms, int):
         return False
-    if time.time() * 1000 - state.synced_at_ms > FRESH_FOR_S * 1000:
+    if clock.now_ms() - state.synced_at_ms > FRESH_FOR_S * 1000:
         return False
     return feed.last_message_id() <= state.last_id
 
@@ -70,7 +71,7 @@ def _ids(
             if len(keys) <= CANDIDATE_CAP:
                 if not keys:
                     return []
-                clauses.append(f"key IN ({', '.join('?' * len(keys))})")
+                clauses.append(f"key IN ({placeholders(len(keys))})")
                 params.extend(keys)
     sql = f"SELECT id FROM search_sessions WHERE {' AND '.join(clauses)} {order} LIMIT ?"
     return [row[0] for row in side.execute(sql, [*params, limit + 1])]

@@ -5,8 +5,10 @@ from __future__ import annotations
 import sqlite3
 from dataclasses import dataclass
 
+from sessions_admin import sqlhelpers
 from sessions_admin.ourdata.rollups.figures import BadFigureQuery, Scope
 
+#: Calls per page (read at call time, so a test can make pages small).
 PAGE_SIZE = 50
 
 
@@ -55,10 +57,6 @@ def parse_cursor(raw: object) -> tuple[int, int] | None:
         raise BadFigureQuery("That “More” link is damaged: open the list again.") from None
 
 
-#: Counting stops here: past it the page says "10,000 or more" (datasette's capped counts).
-COUNT_CAP = 10_000
-
-
 def _where(f: CallFilter) -> tuple[str, str, list[object]]:
     """(index, WHERE clause, its parameters) for a filter."""
     extra, params = f.scope.where()
@@ -78,9 +76,10 @@ def _where(f: CallFilter) -> tuple[str, str, list[object]]:
 
 
 def count_calls(
-    side: sqlite3.Connection, call_filter: CallFilter, cap: int = COUNT_CAP
+    side: sqlite3.Connection, call_filter: CallFilter, cap: int | None = None
 ) -> int | None:
-    """How many calls match, stopping at ``cap``; None when counting would not be cheap.
+    """How many calls match, stopping at ``cap`` (``COUNT_CAP`` by default); None when
+    counting would not be cheap.
 
     Without a target or profile filter every condition is in an index, so the
     count is one bounded index walk (SQLite picks the index: the duration one
@@ -89,6 +88,8 @@ def count_calls(
     """
     if call_filter.scope.target is not None or call_filter.scope.profile is not None:
         return None
+    if cap is None:
+        cap = sqlhelpers.COUNT_CAP
     _, where, args = _where(call_filter)
     row = side.execute(
         f"SELECT count(*) FROM (SELECT 1 FROM rollup_call WHERE {where} LIMIT {int(cap)})",
@@ -101,9 +102,12 @@ def tool_calls(
     side: sqlite3.Connection,
     call_filter: CallFilter,
     cursor: tuple[int, int] | None = None,
-    limit: int = PAGE_SIZE,
+    limit: int | None = None,
 ) -> CallPage:
-    """Walks ``(tool, ts)`` backwards (the failed-calls partial index for ``errors``)."""
+    """Walks ``(tool, ts)`` backwards (the failed-calls partial index for ``errors``),
+    ``limit`` rows a page (``PAGE_SIZE`` by default)."""
+    if limit is None:
+        limit = PAGE_SIZE
     index, where, args = _where(call_filter)
     if cursor is not None:
         where += " AND ts <= ? AND (ts < ? OR id < ?)"

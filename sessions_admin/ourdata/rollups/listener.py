@@ -8,11 +8,11 @@ few thousand row writes, not one statement per message per table.
 from __future__ import annotations
 
 import sqlite3
-import time
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from sessions_admin import clock
 from sessions_admin.ourdata.rollups.schema import (
     DAY_MS,
     DDL,
@@ -24,10 +24,9 @@ from sessions_admin.ourdata.rollups.schema import (
     bucket_of,
     duration_band,
 )
+from sessions_admin.sqlhelpers import chunks, placeholders
 from sessions_admin.store.feed import FeedMessage, FeedSession
 from sessions_admin.store.toolcalls import call_key, is_tool_call, reports_error
-
-_CHUNK = 500  # ids per IN (...) list
 
 
 @dataclass
@@ -219,9 +218,8 @@ class RollupListener:
     def forget_sessions(self, side: sqlite3.Connection, session_ids: Sequence[str]) -> None:
         ids = list(dict.fromkeys(session_ids))
         deltas = _Deltas()
-        for start in range(0, len(ids), _CHUNK):
-            chunk = ids[start : start + _CHUNK]
-            marks = ",".join("?" * len(chunk))
+        for chunk in chunks(ids):
+            marks = placeholders(len(chunk))
             sessions = _load_sessions(side, set(chunk))
             for sid, bucket, n in side.execute(
                 f"SELECT session_id, bucket, messages FROM rollup_session_hour "
@@ -253,9 +251,8 @@ class RollupListener:
         """
         ids = list(dict.fromkeys(message_ids))
         deltas = _Deltas()
-        for start in range(0, len(ids), _CHUNK):
-            chunk = ids[start : start + _CHUNK]
-            marks = ",".join("?" * len(chunk))
+        for chunk in chunks(ids):
+            marks = placeholders(len(chunk))
             where = f"first_id IN ({marks}) OR second_id IN ({marks})"
             doomed = _load_calls(side, where, chunk + chunk)
             for c in doomed:
@@ -305,18 +302,16 @@ def _stamp(side: sqlite3.Connection) -> None:
     side.execute(
         "INSERT INTO rollup_meta (key, value) VALUES ('computed_at', ?) "
         "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-        [int(time.time() * 1000)],
+        [clock.now_ms()],
     )
 
 
 def _load_sessions(side: sqlite3.Connection, ids: set[str]) -> dict[str, _Session]:
     found: dict[str, _Session] = {}
-    pending = list(ids)
-    for start in range(0, len(pending), _CHUNK):
-        chunk = pending[start : start + _CHUNK]
+    for chunk in chunks(ids):
         rows = side.execute(
             "SELECT session_id, target, profile, principal, first_ts, last_ts, messages, "
-            f"created_at FROM rollup_session WHERE session_id IN ({','.join('?' * len(chunk))})",
+            f"created_at FROM rollup_session WHERE session_id IN ({placeholders(len(chunk))})",
             chunk,
         )
         for sid, *rest in rows:

@@ -23,6 +23,7 @@ from typing import Any
 from django.utils import timezone
 
 from sessions_admin.ourdata.audit import DeletionAudit
+from sessions_admin.sqlhelpers import CHUNK, chunks, placeholders
 from sessions_admin.store.connection import StoreError, run_sql, time_limit
 from sessions_admin.store.deletion.audit import (
     AUDIT_MAX_IDS,
@@ -43,8 +44,9 @@ TARGET_BATCH_MS = 60
 #: handler (which retries after 1, 2, 5, 10, 15, 20, 25 ms…) to get in.
 MIN_PAUSE_MS = 25
 PAUSE_FRACTION = 0.4
-#: Most sessions in one ``IN (…)`` list (SQLite allows 32,766 parameters).
-MAX_BATCH_SESSIONS = 500
+#: Most sessions in one batch's ``IN (…)`` list: the shared ``CHUNK``, but a pacing
+#: setting of its own, so tests (and operators) can make batches smaller.
+MAX_BATCH_SESSIONS = CHUNK
 #: Rows (messages + state + session) per batch before we have measured anything.
 INITIAL_ROW_BUDGET = 2_000
 MIN_ROW_BUDGET = 50
@@ -102,7 +104,7 @@ def _candidates(
 
 def child_counts(session_ids: list[str]) -> dict[str, int]:
     """Messages + state rows per session (index-only reads, no lock)."""
-    marks = ", ".join("?" * len(session_ids))
+    marks = placeholders(len(session_ids))
     sizes: dict[str, int] = dict.fromkeys(session_ids, 0)
     for table in ("session_messages", "session_state"):
         for sid, count in run_sql(
@@ -304,8 +306,7 @@ def delete_sessions(
     pacer = Pacer()
     batches = 0
     with audited(DeletionAudit.Operation.DELETE_FILTERED, actor, target, report=report) as run:
-        for start in range(0, len(ids), MAX_BATCH_SESSIONS):
-            chunk = ids[start : start + MAX_BATCH_SESSIONS]
+        for chunk in chunks(ids, MAX_BATCH_SESSIONS):
             for batch in whole_session_batches(chunk, child_counts(chunk), pacer.row_budget):
                 started = time.perf_counter()
                 batch_counts, deleted = cascade_delete(batch)
@@ -409,7 +410,7 @@ def count_matching(session_filter: SessionFilter) -> Counts:
         while rows := _candidates(session_filter, after, MAX_BATCH_SESSIONS):
             after = rows[-1][0]
             ids = [row[1] for row in rows]
-            marks = ", ".join("?" * len(ids))
+            marks = placeholders(len(ids))
             counts.sessions += len(ids)
             counts.messages += run_sql(
                 f"SELECT COUNT(*) FROM session_messages WHERE session_id IN ({marks})", ids
@@ -424,9 +425,8 @@ def count_ids(session_ids: Sequence[str]) -> Counts:
     """Exactly what deleting these sessions would remove (missing ids count nothing)."""
     ids = list(dict.fromkeys(session_ids))
     counts = Counts()
-    for start in range(0, len(ids), MAX_BATCH_SESSIONS):
-        chunk = ids[start : start + MAX_BATCH_SESSIONS]
-        marks = ", ".join("?" * len(chunk))
+    for chunk in chunks(ids, MAX_BATCH_SESSIONS):
+        marks = placeholders(len(chunk))
         counts.sessions += run_sql(f"SELECT COUNT(*) FROM sessions WHERE id IN ({marks})", chunk)[
             0
         ][0]

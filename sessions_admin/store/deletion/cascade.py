@@ -14,6 +14,7 @@ from collections.abc import Iterable, Sequence
 from django.db import DatabaseError, transaction
 
 from sessions_admin.ourdata.audit import DeletionAudit
+from sessions_admin.sqlhelpers import placeholders
 from sessions_admin.store import frames
 from sessions_admin.store.connection import (
     StoreReadOnly,
@@ -58,13 +59,13 @@ def cascade_delete(
     try:
         with transaction.atomic(using=STORE_ALIAS):
             if children_only:
-                marks = ", ".join("?" * len(ids))
+                marks = placeholders(len(ids))
                 present = {
                     row[0] for row in run_sql(f"SELECT id FROM sessions WHERE id IN ({marks})", ids)
                 }
                 ids = [i for i in ids if i not in present]
             elif still_matching is not None:
-                marks = ", ".join("?" * len(ids))
+                marks = placeholders(len(ids))
                 clauses, params = still_matching.where()
                 where = " AND ".join([f"id IN ({marks})", *clauses])
                 present = {
@@ -74,7 +75,7 @@ def cascade_delete(
                 ids = [i for i in ids if i in present]
             if not ids:
                 return Counts(), []
-            match = "= ?" if len(ids) == 1 else f"IN ({', '.join('?' * len(ids))})"
+            match = "= ?" if len(ids) == 1 else f"IN ({placeholders(len(ids))})"
             counts = Counts()
             counts.messages = run_sql(
                 f"DELETE FROM session_messages WHERE session_id {match}", ids

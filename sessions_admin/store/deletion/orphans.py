@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from sessions_admin.ourdata.audit import DeletionAudit
+from sessions_admin.sqlhelpers import chunks, placeholders
 from sessions_admin.store import frames
 from sessions_admin.store.connection import frames_root, run_sql, time_limit
 
@@ -71,8 +72,7 @@ def remove_orphaned_children(*, actor: Actor) -> DeletionResult:
     batches = 0
     with audited(operation, actor, target) as run:
         ids = orphans.session_ids
-        for start in range(0, len(ids), bulk.MAX_BATCH_SESSIONS):
-            chunk = ids[start : start + bulk.MAX_BATCH_SESSIONS]
+        for chunk in chunks(ids, bulk.MAX_BATCH_SESSIONS):
             for batch in whole_session_batches(chunk, child_counts(chunk), pacer.row_budget):
                 started = time.perf_counter()
                 batch_counts, _ = cascade_delete(batch, children_only=True)
@@ -90,9 +90,8 @@ def remove_orphaned_children(*, actor: Actor) -> DeletionResult:
 def _existing_ids(session_ids: list[str]) -> set[str]:
     """Which of these ids have a session row (for :func:`frames.scan_frame_dirs`)."""
     found: set[str] = set()
-    for start in range(0, len(session_ids), bulk.MAX_BATCH_SESSIONS):
-        chunk = session_ids[start : start + bulk.MAX_BATCH_SESSIONS]
-        marks = ", ".join("?" * len(chunk))
+    for chunk in chunks(session_ids, bulk.MAX_BATCH_SESSIONS):
+        marks = placeholders(len(chunk))
         found.update(
             row[0] for row in run_sql(f"SELECT id FROM sessions WHERE id IN ({marks})", chunk)
         )
@@ -130,8 +129,7 @@ def remove_orphan_frames(
             run.audit.target = {**target, "session_ids": ids[:AUDIT_MAX_IDS], "found": len(ids)}
         else:
             ids = list(dict.fromkeys(session_ids))
-        for start in range(0, len(ids), bulk.MAX_BATCH_SESSIONS):
-            chunk = ids[start : start + bulk.MAX_BATCH_SESSIONS]
+        for chunk in chunks(ids, bulk.MAX_BATCH_SESSIONS):
             present = _existing_ids(chunk)
             skipped += len(present)
             remove_frames([sid for sid in chunk if sid not in present], report)

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from random import Random
 
+from sessions_admin import clock
 from sessions_admin.store.demo.frames_writer import FRAMES_DIRNAME
 from sessions_admin.store.demo.rows import Builder
 from sessions_admin.store.demo.vocabulary import DAY_MS
@@ -158,7 +159,7 @@ def build_demo_home(
     store = home / STORE_RELPATH
     _refuse_existing_store(home, store)
     if now_ms is None:
-        now_ms = int(time.time() * 1000)
+        now_ms = clock.now_ms()
     started = time.perf_counter()
     store.parent.mkdir(parents=True, exist_ok=True)
     frames_root = home / FRAMES_DIRNAME

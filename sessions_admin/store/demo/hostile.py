@@ -17,6 +17,7 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
+from sessions_admin.sqlhelpers import placeholders
 from sessions_admin.store.spec import TABLE_COLUMNS
 
 #: One value per SQLite storage class, and the edges that break naive code.
@@ -103,7 +104,7 @@ def sane_message(session_id: object) -> dict[str, object]:
 
 def insert(conn: sqlite3.Connection, table: str, row: dict[str, object]) -> int:
     columns = ", ".join(row)
-    marks = ", ".join("?" * len(row))
+    marks = placeholders(len(row))
     return conn.execute(
         f"INSERT OR IGNORE INTO {table} ({columns}) VALUES ({marks})", list(row.values())
     ).rowcount

@@ -21,6 +21,7 @@ from random import Random
 from threading import Thread
 from typing import Any
 
+from sessions_admin.sqlhelpers import placeholders
 from sessions_admin.store.demo.frames_writer import FRAMES_DIRNAME, FramesWriter
 from sessions_admin.store.demo.pools import Pools, principals, weighted
 from sessions_admin.store.demo.vocabulary import (
@@ -69,7 +70,7 @@ class _Inserter:
     BATCH = 64
 
     def __init__(self, table: str, columns: str) -> None:
-        one = "(" + ", ".join("?" * (columns.count(",") + 1)) + ")"
+        one = "(" + placeholders(columns.count(",") + 1) + ")"
         head = f"INSERT INTO {table} ({columns}) VALUES "
         self.single = head + one
         self.multi = head + ", ".join([one] * self.BATCH)

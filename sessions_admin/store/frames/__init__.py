@@ -44,7 +44,6 @@ Layout, one module per seam (import names from this package, not from the module
 from __future__ import annotations
 
 from sessions_admin.store.frames.disk import (
-    KNOWN_IDS_BATCH,
     FrameDir,
     OrphanReport,
     RemovedDir,
@@ -111,7 +110,6 @@ __all__ = [
     "tail",
     # Sizes the tests and benchmarks read to build their cases; not needed by callers.
     "HEAD_BYTES",
-    "KNOWN_IDS_BATCH",
     "PENDING_PREVIEW_BYTES",
     "PRETTY_MAX_CHARS",
     "RAW_PREVIEW_BYTES",

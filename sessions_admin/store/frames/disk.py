@@ -14,18 +14,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from sessions_admin.sqlhelpers import chunks
 from sessions_admin.store.frames.paths import (
     FramesRefused,
     id_problem,
     lstat_or_none,
     session_dir_str,
 )
-
-# --- Tunables ------------------------------------------------------------------------
-
-#: Names per call to the ``known_session_ids`` callback (keeps SQL ``IN (...)`` small).
-KNOWN_IDS_BATCH = 500
-
 
 # --- Data ----------------------------------------------------------------------------
 
@@ -191,8 +186,8 @@ def scan_frame_dirs(root: Path, known_session_ids: Callable[[list[str]], set[str
 
     names = sorted(dirs)
     known: set[str] = set()
-    for i in range(0, len(names), KNOWN_IDS_BATCH):
-        batch = names[i : i + KNOWN_IDS_BATCH]
+    # One callback per SQL-sized chunk, so its ``IN (...)`` stays small.
+    for batch in chunks(names):
         known.update(set(known_session_ids(batch)) & set(batch))
     for name in names:
         d = dirs[name]
