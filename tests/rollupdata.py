@@ -1,5 +1,8 @@
 """Test stores full of tool calls, their feed for the rollups, and the SQL the rollups summarise.
 
+Also the rollups read back from the side database, and :func:`assert_rollups_match`,
+which checks every table against that SQL.
+
 The reference queries here read the store directly (tests may); they are the
 "naive aggregate SQL" each rollup figure must equal.
 """
@@ -175,3 +178,52 @@ def nearest_rank_percentile(values: list[int], q: float) -> int | None:
         return None
     ordered = sorted(values)
     return ordered[math.ceil(q * len(ordered)) - 1]
+
+
+# --- The rollups read back, and the check that they equal the reference SQL ---------
+
+
+def tool_cells(side, grain: str) -> dict[tuple, tuple]:
+    """The rollup_tool_<grain> cells as read back from the side database."""
+    rows = side.execute(
+        f"SELECT bucket, tool, target, profile, calls, errors, timed, total_ms, max_ms "
+        f"FROM rollup_tool_{grain}"
+    )
+    return {row[:4]: row[4:] for row in rows}
+
+
+def activity_cells(side, grain: str) -> dict[tuple, tuple]:
+    """The rollup_activity_<grain> cells as read back from the side database."""
+    rows = side.execute(
+        f"SELECT bucket, target, profile, messages, sessions FROM rollup_activity_{grain}"
+    )
+    return {row[:3]: row[3:] for row in rows}
+
+
+def principal_messages(side) -> dict[tuple, int]:
+    """Messages per (day, principal) as read back from the side database."""
+    rows = side.execute("SELECT bucket, principal, messages FROM rollup_principal_day")
+    return {(b, p): n for b, p, n in rows}
+
+
+def assert_rollups_match(side, store) -> None:
+    """Every rollup table equals the reference SQL over the store."""
+    for grain, ms in (("hour", HOUR_MS), ("day", DAY_MS)):
+        assert tool_cells(side, grain) == reference_tool_cells(store, ms)
+        assert activity_cells(side, grain) == reference_activity(store, ms)
+    assert principal_messages(side) == reference_principals(store)
+    assert band_counts(side) == reference_bands(store)
+    for grain, ms in (("hour", HOUR_MS), ("day", DAY_MS)):
+        rows = side.execute(f"SELECT bucket, target, profile, sessions FROM rollup_last_{grain}")
+        assert {row[:3]: row[3] for row in rows} == reference_last_active(store, ms)
+
+
+def band_counts(side) -> dict[tuple, int]:
+    """Timed calls per (grain, bucket, tool, band) as read back from the side database."""
+    rows = []
+    for grain in ("hour", "day"):
+        rows += side.execute(
+            f"SELECT '{grain}', bucket, tool, band, n FROM rollup_duration_{grain}"
+        ).fetchall()
+    rows += side.execute("SELECT 'all', NULL, tool, band, n FROM rollup_duration_all").fetchall()
+    return {tuple(row[:4]): row[4] for row in rows}

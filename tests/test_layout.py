@@ -2,7 +2,9 @@
 
 See docs/architecture.md: only ``store/`` reaches the runtime's SQLite file and
 frame files, only ``store/deletion/`` deletes from it, no module imports another
-module's ``_underscore`` names, and functions stay short enough to hold.
+module's ``_underscore`` names, and functions stay short enough to hold. In
+``tests/``, shared fixtures live in ``conftest.py`` and shared helpers in
+modules not named ``test_*``: no module there imports a test module.
 """
 
 from __future__ import annotations
@@ -10,7 +12,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parent.parent / "sessions_admin"
+TESTS = Path(__file__).resolve().parent
+PACKAGE = TESTS.parent / "sessions_admin"
 MAX_FUNCTION_LINES = 80
 
 
@@ -83,3 +86,25 @@ def test_the_cascades_deletes_are_written_in_one_module():
             ):
                 writers.add(name)
     assert writers == {"sessions_admin/store/deletion/cascade.py"}
+
+
+def _imported_modules(tree: ast.Module) -> set[str]:
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            # ``from tests import test_x`` names a module too, not only an attribute.
+            names.add(node.module)
+            names.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return names
+
+
+def test_no_module_under_tests_imports_a_test_module():
+    found = [
+        f"{path.relative_to(TESTS.parent)} imports {module}"
+        for path in sorted(TESTS.rglob("*.py"))
+        for module in sorted(_imported_modules(ast.parse(path.read_text())))
+        if module.startswith("tests.") and module.rsplit(".", 1)[-1].startswith("test_")
+    ]
+    assert found == []

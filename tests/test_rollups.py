@@ -10,9 +10,10 @@ from sessions_admin.ourdata import sidedb
 from sessions_admin.ourdata.rollups import ROLLUPS
 from sessions_admin.ourdata.rollups.calls import CallFilter, tool_calls
 from sessions_admin.ourdata.rollups.figures import Scope, Window, by_target, tool_rows
-from sessions_admin.ourdata.rollups.schema import DAY_MS, HOUR_MS
+from sessions_admin.ourdata.rollups.schema import DAY_MS
 from sessions_admin.ourdata.sync import LISTENERS
 from tests import rollupdata as R
+from tests.rollupdata import assert_rollups_match, band_counts, tool_cells
 
 
 @pytest.fixture
@@ -36,47 +37,6 @@ def sync(side, store, after_id: int = 0, batch: int = 17) -> int:
     with side:
         ROLLUPS.update_sessions(side, R.sessions(store))  # the walk finds every session
     return messages[-1].id if messages else after_id
-
-
-def tool_cells(side, grain: str) -> dict[tuple, tuple]:
-    rows = side.execute(
-        f"SELECT bucket, tool, target, profile, calls, errors, timed, total_ms, max_ms "
-        f"FROM rollup_tool_{grain}"
-    )
-    return {row[:4]: row[4:] for row in rows}
-
-
-def activity_cells(side, grain: str) -> dict[tuple, tuple]:
-    rows = side.execute(
-        f"SELECT bucket, target, profile, messages, sessions FROM rollup_activity_{grain}"
-    )
-    return {row[:3]: row[3:] for row in rows}
-
-
-def principal_messages(side) -> dict[tuple, int]:
-    rows = side.execute("SELECT bucket, principal, messages FROM rollup_principal_day")
-    return {(b, p): n for b, p, n in rows}
-
-
-def assert_rollups_match(side, store) -> None:
-    for grain, ms in (("hour", HOUR_MS), ("day", DAY_MS)):
-        assert tool_cells(side, grain) == R.reference_tool_cells(store, ms)
-        assert activity_cells(side, grain) == R.reference_activity(store, ms)
-    assert principal_messages(side) == R.reference_principals(store)
-    assert band_counts(side) == R.reference_bands(store)
-    for grain, ms in (("hour", HOUR_MS), ("day", DAY_MS)):
-        rows = side.execute(f"SELECT bucket, target, profile, sessions FROM rollup_last_{grain}")
-        assert {row[:3]: row[3] for row in rows} == R.reference_last_active(store, ms)
-
-
-def band_counts(side) -> dict[tuple, int]:
-    rows = []
-    for grain in ("hour", "day"):
-        rows += side.execute(
-            f"SELECT '{grain}', bucket, tool, band, n FROM rollup_duration_{grain}"
-        ).fetchall()
-    rows += side.execute("SELECT 'all', NULL, tool, band, n FROM rollup_duration_all").fetchall()
-    return {tuple(row[:4]): row[4] for row in rows}
 
 
 def test_an_older_side_database_gains_new_tables_filled_from_its_calls(store, side):

@@ -11,7 +11,7 @@ from sessions_admin.ourdata import sidedb, sync
 from sessions_admin.ourdata.rollups import ROLLUPS
 from tests import rollupdata as R
 from tests.conftest import STORE_DB
-from tests.test_rollups import assert_rollups_match
+from tests.rollupdata import assert_rollups_match
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ import pytest
 from sessions_admin.ourdata import sidedb, sync
 from sessions_admin.ourdata.index.listener import SEARCH_INDEX
 from tests.conftest import STORE_DB
-from tests.test_ourdata_sync import fill, indexed_ids, matching
+from tests.indexdata import fill, indexed_ids, matching
 
 
 @pytest.fixture
