@@ -79,18 +79,23 @@ def test_the_title_filter_from_the_index_folds_every_script(store, var_dir):
 def test_a_stale_index_is_not_used(store, var_dir):
     fill(store, count=10)
     sync.sync_once()
+    alice = SessionFilter(principal="user:alice")
+    fresh = index_sessions.list_sessions(alice, "-last_active", None)
+    assert fresh is not None and fresh.rows  # used while it is fresh
     store.add_message("sess_0001", "user", "newer than the index")
-    assert (
-        index_sessions.list_sessions(SessionFilter(principal="user:alice"), "-last_active", None)
-        is None
-    )
+    assert index_sessions.list_sessions(alice, "-last_active", None) is None
 
 
 @STORE_DB
 def test_without_an_index_the_list_scans_the_store(store, var_dir, staff_client):
     fill(store, count=10)
     assert index_sessions.list_sessions(SessionFilter(q="pager"), "-last_active", None) is None
-    assert staff_client.get("/sessions/?q=pager").status_code == 200
+    response = staff_client.get("/sessions/?q=pager")
+    assert response.status_code == 200
+    scanned = queries.list_sessions(SessionFilter(q="pager"), "-last_active", None)
+    body = response.content.decode()
+    assert scanned.rows and body.count("data-session-id=") == len(scanned.rows)
+    assert all(f'data-session-id="{row.id}"' in body for row in scanned.rows)
 
 
 @STORE_DB

@@ -119,6 +119,7 @@ def test_forgetting_a_message_drops_its_call(store, side):
         sid, "tool", "", tool_name="t", tool_result={"ok": False}, tool_duration_ms=5
     )
     sync(side, store)
+    assert tool_cells(side, "hour") != {}  # the call was counted
     with side:
         ROLLUPS.forget_messages(side, [mid])
     assert tool_cells(side, "hour") == {}

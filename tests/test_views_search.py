@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from urllib.parse import urlencode
 
 import pytest
@@ -141,6 +142,8 @@ def test_bad_input_gets_a_clear_400(store, var_dir, staff_client, params):
     response = staff_client.get(url(**params))
     assert response.status_code == 400
     assert b"Traceback" not in response.content
+    bad = list(params)[-1]  # the parameter each case spoils
+    assert re.search(rf'class="error-message">[^<]*\b{bad}\b', response.content.decode())
 
 
 @STORE_DB

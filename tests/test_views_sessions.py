@@ -101,11 +101,18 @@ def test_filters_return_exactly_the_rows_sql_returns(store, session_filter, wher
 
 
 @STORE_DB
-def test_the_default_order_merges_the_newest_slice_of_each_target(store):
+def test_the_default_order_lists_the_newest_sessions_across_every_target(store, staff_client):
     fill(store)
     page = queries.list_sessions(SessionFilter(), "-last_active", limit=10)
-    assert page.strategy == "merge"
     assert [row.id for row in page.rows] == reference(store)[:10]
+    html = staff_client.get("/sessions/").content.decode()
+    shown = list(dict.fromkeys(re.findall(r'href="/sessions/(sess_\d{4})/"', html)))
+    assert shown == reference(store)[: queries.PAGE_SIZE]
+    targets = {row[0] for row in store.execute("SELECT DISTINCT target_key FROM sessions")}
+    shown_targets = {
+        store.execute("SELECT target_key FROM sessions WHERE id = ?", (sid,))[0][0] for sid in shown
+    }
+    assert shown_targets == targets == set(TARGETS)
 
 
 @STORE_DB

@@ -92,4 +92,5 @@ def test_wiping_a_session_removes_any_frames_directory_and_reports_it(store, adm
     )
     assert response.status_code == 200
     assert not os.path.lexists(os.path.join(root, session_id.encode()))
-    assert "no frames directory" not in response.content.decode()
+    html = response.content.decode()
+    assert "Deleted session wipe-me:" in html and "no frames directory" not in html

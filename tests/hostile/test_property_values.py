@@ -62,7 +62,8 @@ def test_a_time_column_gives_a_showable_time_or_says_why_not(value):
 @MANY
 @given(values=sqlite_values().map(lambda v: [v]) | sqlite_values().map(lambda v: [v, v]))
 def test_mixed_storage_classes_sort_without_raising(values):
-    assert sorted(values, key=sqlite_order_key) is not None
+    ordered = sorted(values, key=sqlite_order_key)
+    assert len(ordered) == len(values) and sorted(ordered, key=sqlite_order_key) == ordered
 
 
 def test_the_descriptions_read_as_the_issue_shows_them():
