@@ -5,7 +5,8 @@ from __future__ import annotations
 import sqlite3
 from dataclasses import dataclass
 
-from sessions_admin.ourdata.rollups.figures import BadFigureQuery, Scope
+from sessions_admin.ourdata.rollups.figures import Scope
+from sessions_admin.params import BadParameter
 
 PAGE_SIZE = 50
 
@@ -52,7 +53,9 @@ def parse_cursor(raw: object) -> tuple[int, int] | None:
             raise ValueError
         return int(ts), int(rowid)
     except ValueError:
-        raise BadFigureQuery("That “More” link is damaged: open the list again.") from None
+        raise BadParameter(
+            "cursor: that “More” link is damaged; open the list again.", name="cursor"
+        ) from None
 
 
 #: Counting stops here: past it the page says "10,000 or more" (datasette's capped counts).
