@@ -34,7 +34,7 @@ from sessions_admin.access import CLEAR_ALL_SESSIONS, DELETE_SESSIONS
 from sessions_admin.converters import ID64
 from sessions_admin.ids import session_url
 from sessions_admin.models import DeletionAudit, Message, Session
-from sessions_admin.params import MAX_SQLITE_INT, BadParameter
+from sessions_admin.params import MAX_SQLITE_INT
 from sessions_admin.store import deletion, queries
 from sessions_admin.store.cliptext import SHORT_TEXT_CHARS, clipped_expr
 from sessions_admin.store.connection import StoreError, is_read_only
@@ -468,10 +468,7 @@ def confirms_clear_all(typed: str, sessions: int) -> bool:
 
 
 def _int(value: str | None) -> int | None:
-    try:
-        return params.whole({"n": value or ""}, "n")
-    except BadParameter:
-        return None
+    return params.whole_or_none({"n": value or ""}, "n")
 
 
 @admin.register(Message)

@@ -26,7 +26,7 @@ from sessions_admin.store.connection import (
     describe_database_error,
     store_status,
 )
-from sessions_admin.views.errors import render_bad_parameter
+from sessions_admin.views.errors import bad_request
 from sessions_admin.views.responses import render_banner
 
 logger = logging.getLogger(__name__)
@@ -67,9 +67,9 @@ def render_store_error(request: HttpRequest, error: StoreError) -> HttpResponse:
 
 
 class BadParameterMiddleware:
-    """A :class:`~sessions_admin.params.BadParameter` a view lets through becomes the
-    400 page (or the htmx banner) naming the parameter; so does an admin date
-    drill-down no date can have, which the admin itself cannot survive."""
+    """The one place a :class:`~sessions_admin.params.BadParameter` becomes the 400
+    page (or the htmx banner) naming the parameter: views never catch it. So does
+    an admin date drill-down no date can have, which the admin itself cannot survive."""
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
@@ -86,12 +86,12 @@ class BadParameterMiddleware:
             try:
                 check_date_hierarchy(request, field)
             except BadParameter as exc:
-                return render_bad_parameter(request, str(exc))
+                return bad_request(request, exc)
         return None
 
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
         if isinstance(exception, BadParameter):
-            return render_bad_parameter(request, str(exception))
+            return bad_request(request, exception)
         return None
 
 

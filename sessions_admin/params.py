@@ -4,9 +4,10 @@ Any parameter can hold any string: ``²`` (``"²".isdigit()`` is true, ``int()``
 refuses it), thirty digits, ``NaN``, ``1e308``, NUL bytes, 5,000 characters,
 or the same name twice (the last one counts, as ``QueryDict.get`` has it).
 Every numeric, date and choice parameter goes through here, so each ends as a
-bounded value or as :class:`BadParameter`, which
-:class:`sessions_admin.middleware.StoreErrorMiddleware` turns into the 400
-page (or the htmx banner) with the parameter's name in the first words.
+bounded value or as :class:`BadParameter`, the one exception for a bad
+parameter: views let it through and
+:class:`sessions_admin.middleware.BadParameterMiddleware` turns it into the
+400 page (or the htmx banner) with the parameter's name in the first words.
 
 No Django or store import: the store's query parsers use it too.
 """
@@ -64,6 +65,15 @@ def whole(
             name=name,
         )
     return number
+
+
+def whole_or_none(params: Mapping[str, Any], name: str, **limits: Any) -> int | None:
+    """:func:`whole` for a value that is only a hint (a poll's last file size, the
+    count a confirmation form showed): what :func:`whole` refuses reads as None."""
+    try:
+        return whole(params, name, **limits)
+    except BadParameter:
+        return None
 
 
 def choice(

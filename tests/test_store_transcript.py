@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from sessions_admin.params import BadParameter
 from sessions_admin.store import transcript as T
 from tests.conftest import STORE_DB
 from tests.storebuilder import BASE_MS
@@ -122,7 +123,7 @@ def test_a_large_value_arrives_truncated_with_its_size_and_loads_in_full_on_dema
     assert not row.tool_result.truncated and row.tool_result.text == "{}"
     assert T.message_value(sid, mid, "content") == huge
     assert T.message_value(sid, mid, "tool_args") == args
-    with pytest.raises(T.BadTranscriptQuery):
+    with pytest.raises(BadParameter, match="^field: 'session_id'"):
         T.message_value(sid, mid, "session_id")
 
 

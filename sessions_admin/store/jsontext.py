@@ -13,19 +13,12 @@ from typing import Any
 
 from sessions_admin.store.toolcalls import reports_error
 
-#: Above this many characters a value is shown truncated and loaded on demand.
-DEFAULT_PREVIEW_CHARS = 64 * 1024
-
 
 @dataclass(frozen=True)
 class ParsedJSON:
     raw: str
     valid: bool
     value: Any = None
-
-    @property
-    def is_object(self) -> bool:
-        return self.valid and isinstance(self.value, dict)
 
     @property
     def size(self) -> int:

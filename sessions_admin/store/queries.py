@@ -85,10 +85,6 @@ _SELECT = (
 )
 
 
-class BadQuery(BadParameter):
-    """A malformed filter, sort or cursor: the page answers 400 with this text."""
-
-
 @dataclass(frozen=True)
 class SessionRow:
     """A session as pages show it: declared types, or an :class:`OddValue` saying
@@ -206,9 +202,13 @@ class Cursor:
             token_sort, value, row_id = data
             value, row_id = _untagged(value), _untagged(row_id)
         except (signing.BadSignature, ValueError, TypeError):
-            raise BadQuery("cursor: the link's page position is damaged or was edited.") from None
+            raise BadParameter(
+                "cursor: the link's page position is damaged or was edited.", name="cursor"
+            ) from None
         if token_sort != sort:
-            raise BadQuery("cursor: the page position does not belong to this sort order.")
+            raise BadParameter(
+                "cursor: the page position does not belong to this sort order.", name="cursor"
+            )
         return cls(sort, value, row_id)
 
 

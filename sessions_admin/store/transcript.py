@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sessions_admin.params import BadParameter
+from sessions_admin.params import text as text_param
 from sessions_admin.store.cliptext import clipped_sql
 from sessions_admin.store.connection import run_sql, time_limit
 from sessions_admin.store.health import REQUIRED_COLUMNS
@@ -54,10 +55,6 @@ MESSAGE_COLUMNS = REQUIRED_COLUMNS["session_messages"]
 
 #: A position after every real message: a descending slice from it starts at the end.
 _END = (2**63 - 1, 2**63 - 1)
-
-
-class BadTranscriptQuery(BadParameter):
-    """A malformed cursor or filter: the page answers 400 with this text."""
 
 
 class UnknownMessage(LookupError):
@@ -142,17 +139,10 @@ class MessageFilter:
         return {k: v for k, v in pairs if v}
 
 
-def parse_message_filter(params: Any) -> MessageFilter:
-    def text(name: str) -> str | None:
-        value = params.get(name, "")
-        value = value.strip() if isinstance(value, str) else ""
-        if len(value) > 1000:
-            raise BadTranscriptQuery(f"{name} is too long (over 1,000 characters).")
-        return value or None
-
-    return MessageFilter(
-        role=text("role"), tool=text("tool"), q=text("q"), trace=text("trace"), span=text("span")
-    )
+def parse_message_filter(query: Any) -> MessageFilter:
+    """The filter from query parameters; each is free text, refused past 1,000 characters."""
+    names = ("role", "tool", "q", "trace", "span")
+    return MessageFilter(**{name: text_param(query, name) for name in names})
 
 
 @dataclass
@@ -430,7 +420,7 @@ def state_rows(session_id: str) -> list[StateRow]:
 def message_value(session_id: str, message_id: int, column: str) -> str | None:
     """The full text of one message column; ``None`` if there is no such message."""
     if column not in VALUE_COLUMNS:
-        raise BadTranscriptQuery(f"{column!r} is not a message value column.")
+        raise BadParameter(f"field: {column[:40]!r} is not a message value column.", name="field")
     rows = run_sql(
         f"SELECT {column} FROM session_messages WHERE id = ? AND session_id = ?",
         [message_id, session_id],

@@ -122,36 +122,19 @@ def as_time(value: object) -> int | None | OddValue:
     return describe(value)
 
 
-def as_number(value: object) -> int | float | None:
-    """A number to compute with (durations, statistics), or None when it is not one."""
-    if type(value) is int:
-        return value  # type: ignore[return-value]
-    if isinstance(value, float) and math.isfinite(value):
-        return value
-    return None
-
-
 # --- The same rules in SQL, for loops over many rows (statistics) -------------------
 # SQLite orders every number before every TEXT and BLOB, so one BETWEEN keeps the
 # numbers in range and drops the rest without a typeof() per row.
 
 
 def number_sql(column: str) -> str:
-    """``column`` when it holds a finite number, else NULL (as :func:`as_number`)."""
+    """``column`` when it holds a finite number, else NULL (a TEXT, a BLOB, an infinity)."""
     return f"CASE WHEN {column} BETWEEN -1e308 AND 1e308 THEN {column} END"
 
 
 def time_sql(column: str) -> str:
     """``column`` when it holds a time :func:`as_time` would show, else NULL."""
     return f"CASE WHEN {column} BETWEEN {MIN_EPOCH_MS} AND {MAX_EPOCH_MS} THEN {column} END"
-
-
-def text_sql(column: str, shown: str | None = None) -> str:
-    """``shown`` (default: ``column``) for text; a BLOB becomes what :func:`binary` says."""
-    return (
-        f"CASE WHEN typeof({column}) = 'blob' "
-        f"THEN 'binary value, ' || length({column}) || ' bytes' ELSE {shown or column} END"
-    )
 
 
 def sqlite_order_key(value: object) -> tuple:

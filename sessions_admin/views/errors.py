@@ -7,6 +7,7 @@ from django.contrib.admin.options import TO_FIELD_VAR
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.template import TemplateDoesNotExist
+from django.utils.cache import patch_vary_headers
 
 from sessions_admin.views.responses import render_banner
 
@@ -24,11 +25,24 @@ def _page(request: HttpRequest, status: int, title: str, message: str) -> HttpRe
 
 
 def bad_request(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    """The one 400: Django's ``handler400`` and every
+    :class:`~sessions_admin.params.BadParameter` (through
+    :class:`~sessions_admin.middleware.BadParameterMiddleware`), whose text names
+    the parameter first. For htmx, a banner in the page's flash area, not a page
+    in a table."""
     message = str(exception or "The request was malformed.")
     if isinstance(exception, DisallowedModelAdminToField):
         # The admin's own refusal does not say which parameter it read.
         message = f"{TO_FIELD_VAR}: {message}"
-    return _page(request, 400, "Bad request", message)
+    if getattr(request, "htmx", False):
+        response = render_banner(
+            request, "sessions_admin/error.html#banner", {"error": {"message": message}}, status=400
+        )
+    else:
+        response = _page(request, 400, "Bad request", message)
+    # The view raised, so its own @vary_on_headers never saw this response.
+    patch_vary_headers(response, ("HX-Request",))
+    return response
 
 
 def permission_denied(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
@@ -54,12 +68,3 @@ def server_error(request: HttpRequest) -> HttpResponse:
         },
         status=500,
     )
-
-
-def render_bad_parameter(request: HttpRequest, message: str) -> HttpResponse:
-    """The 400 page; for htmx, a banner in the page's flash area, not a page in a table."""
-    if getattr(request, "htmx", False):
-        return render_banner(
-            request, "sessions_admin/error.html#banner", {"error": {"message": message}}, status=400
-        )
-    return render(request, "sessions_admin/bad_request.html", {"message": message}, status=400)

@@ -17,7 +17,7 @@ from django.views.decorators.vary import vary_on_headers
 from sessions_admin import clock
 from sessions_admin.access import staff_view
 from sessions_admin.ourdata.rollups import figures
-from sessions_admin.ourdata.rollups.figures import BadFigureQuery, Window, parse_window
+from sessions_admin.ourdata.rollups.figures import Window, parse_window
 from sessions_admin.ourdata.rollups.schema import DAY_MS
 from sessions_admin.store import size
 from sessions_admin.store.connection import StoreError, describe_database_error, store_status
@@ -29,7 +29,7 @@ from sessions_admin.views.figures import (
     sync_context,
     window_links,
 )
-from sessions_admin.views.sessions import LIST_PARAMS, bad_request
+from sessions_admin.views.sessions import LIST_PARAMS
 
 TEMPLATE = "sessions_admin/overview.html"
 TOOLS_SHOWN = 10
@@ -57,10 +57,7 @@ def overview(request: HttpRequest) -> HttpResponse:
     if any(name in request.GET for name in (*LIST_PARAMS, "cursor")):
         # The list lived at / before the overview: its old links still land on it.
         return HttpResponseRedirect(reverse("sessions") + "?" + request.GET.urlencode())
-    try:
-        window = parse_window(request.GET.get("window"), clock.now_ms())
-    except BadFigureQuery as exc:
-        return bad_request(request, str(exc))
+    window = parse_window(request.GET.get("window"), clock.now_ms())
     status = store_status()
     context = {
         "status": status,

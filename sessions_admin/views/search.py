@@ -16,10 +16,9 @@ from sessions_admin.access import staff_view
 from sessions_admin.ids import looks_like_session_id, session_url
 from sessions_admin.ourdata.index import search as index_search
 from sessions_admin.ourdata.index.search import SearchPage, SearchQuery
+from sessions_admin.params import BadParameter
 from sessions_admin.store import queries
-from sessions_admin.store.queries import BadQuery
 from sessions_admin.store.spec import KNOWN_ROLES, PROFILES
-from sessions_admin.views.sessions import bad_request
 
 #: Query parameters that make up a shareable search (the cursor excluded).
 SEARCH_PARAMS = ("q", "target", "profile", "principal", "role", "tool", "since", "until")
@@ -31,9 +30,9 @@ def _text(params: Any, name: str) -> str | None:
     if not isinstance(value, str):
         return None
     if "\x00" in value:
-        raise BadQuery(f"{name} cannot contain a NUL character.")
+        raise BadParameter(f"{name} cannot contain a NUL character.", name=name)
     if len(value) > MAX_QUERY_CHARS:
-        raise BadQuery(f"{name} is too long (over {MAX_QUERY_CHARS:,} characters).")
+        raise BadParameter(f"{name} is too long (over {MAX_QUERY_CHARS:,} characters).", name=name)
     return value
 
 
@@ -53,7 +52,7 @@ def parse_query(params: Any) -> SearchQuery:
     until = (_text(params, "until") or "").strip()
     before = (_text(params, "before") or "").strip()
     if before and not (before.isascii() and before.isdigit() and len(before) < 19):
-        raise BadQuery("The page position (before) must be a message id.")
+        raise BadParameter("before: the page position must be a message id.", name="before")
     return SearchQuery(
         q=q,
         since_ms=queries.parse_datetime_param("since", since) if since else None,
@@ -102,10 +101,7 @@ def _groups(page: SearchPage) -> list[dict[str, Any]]:
 @vary_on_headers("HX-Request")
 @staff_view()
 def search(request: HttpRequest) -> HttpResponse:
-    try:
-        query = parse_query(request.GET)
-    except BadQuery as exc:
-        return bad_request(request, str(exc))
+    query = parse_query(request.GET)
     stripped = query.q.strip()
     if stripped and query.before_id is None and queries.get_session(stripped):
         # The header's box also takes a session id: an exact one opens it.

@@ -16,9 +16,8 @@ from sessions_admin.ourdata.index import sessions as index_sessions
 from sessions_admin.store import queries
 from sessions_admin.store.cliptext import SHORT_TEXT_CHARS
 from sessions_admin.store.connection import is_read_only
-from sessions_admin.store.queries import ACTIVE_PRESETS, SORT_LABELS, BadQuery, Cursor
+from sessions_admin.store.queries import ACTIVE_PRESETS, SORT_LABELS, Cursor
 from sessions_admin.store.spec import PROFILES
-from sessions_admin.views.errors import render_bad_parameter
 from sessions_admin.views.sessionrows import render_session_rows
 
 #: Query parameters that make up a shareable list view (cursor excluded).
@@ -34,21 +33,14 @@ LIST_PARAMS = (
 )
 
 
-def bad_request(request: HttpRequest, message: str) -> HttpResponse:
-    return render_bad_parameter(request, message)
-
-
 @require_safe
 @vary_on_headers("HX-Request")
 @staff_view()
 def session_list(request: HttpRequest) -> HttpResponse:
-    try:
-        session_filter = queries.parse_filter(request.GET)
-        sort = queries.parse_sort(request.GET.get("sort"))
-        token = request.GET.get("cursor", "")
-        cursor = Cursor.from_token(token, sort) if token else None
-    except BadQuery as exc:
-        return bad_request(request, str(exc))
+    session_filter = queries.parse_filter(request.GET)
+    sort = queries.parse_sort(request.GET.get("sort"))
+    token = request.GET.get("cursor", "")
+    cursor = Cursor.from_token(token, sort) if token else None
 
     if session_filter.q and cursor is None and queries.get_session(session_filter.q):
         # An exact id pasted into the search box goes straight to the session.

@@ -16,11 +16,11 @@ from django.shortcuts import render
 from django.views.decorators.http import require_safe
 from django.views.decorators.vary import vary_on_headers
 
-from sessions_admin import clock, sqlhelpers
+from sessions_admin import clock, params, sqlhelpers
 from sessions_admin.access import staff_view
 from sessions_admin.ourdata.rollups import calls, figures
-from sessions_admin.ourdata.rollups.figures import BadFigureQuery, Scope, parse_window
-from sessions_admin.store.queries import BadQuery, parse_datetime_param
+from sessions_admin.ourdata.rollups.figures import Scope, parse_window
+from sessions_admin.store.queries import parse_datetime_param
 from sessions_admin.views.figures import (
     link_tools,
     permalink,
@@ -28,21 +28,17 @@ from sessions_admin.views.figures import (
     tool_sparkline,
     window_links,
 )
-from sessions_admin.views.sessions import bad_request
 
+#: Shorter than ``params.MAX_TEXT_CHARS``: a target, a profile or a date is never this long.
 MAX_PARAM = 500
 
 
-def _text(params: Any, name: str) -> str | None:
-    value = params.get(name, "")
-    value = value.strip() if isinstance(value, str) else ""
-    if len(value) > MAX_PARAM:
-        raise BadFigureQuery(f"{name} is too long (over {MAX_PARAM} characters).")
-    return value or None
+def _text(query: Any, name: str) -> str | None:
+    return params.text(query, name, max_chars=MAX_PARAM)
 
 
-def _scope(params: Any) -> Scope:
-    return Scope(target=_text(params, "target"), profile=_text(params, "profile"))
+def _scope(query: Any) -> Scope:
+    return Scope(target=_text(query, "target"), profile=_text(query, "profile"))
 
 
 def _scope_choices(side) -> dict[str, list[str]]:
@@ -57,11 +53,8 @@ def _scope_choices(side) -> dict[str, list[str]]:
 @vary_on_headers("HX-Request")
 @staff_view(needs_store=False)
 def tool_list(request: HttpRequest) -> HttpResponse:
-    try:
-        window = parse_window(request.GET.get("window"), clock.now_ms())
-        scope = _scope(request.GET)
-    except BadFigureQuery as exc:
-        return bad_request(request, str(exc))
+    window = parse_window(request.GET.get("window"), clock.now_ms())
+    scope = _scope(request.GET)
     kept = {k: v for k, v in (("target", scope.target), ("profile", scope.profile)) if v}
     context: dict[str, Any] = {
         "window": window,
@@ -90,21 +83,16 @@ def _tool_rows(side, window, scope: Scope, kept: dict[str, str]) -> dict[str, An
     return {"rows": rows, "computed_at": figures.computed_at(side), **_scope_choices(side)}
 
 
-def _call_filter(tool: str, params: Any) -> calls.CallFilter:
-    since = _text(params, "since")
-    until = _text(params, "until")
-    try:
-        since_ms = parse_datetime_param("since", since) if since else None
-        until_ms = parse_datetime_param("until", until) if until else None
-    except BadQuery as exc:
-        raise BadFigureQuery(str(exc)) from None
+def _call_filter(tool: str, query: Any) -> calls.CallFilter:
+    since = _text(query, "since")
+    until = _text(query, "until")
     return calls.CallFilter(
         tool=tool,
-        scope=_scope(params),
-        errors=params.get("errors") == "1",
-        slow_ms=settings.SLOW_TOOL_CALL_MS if params.get("slow") == "1" else None,
-        since_ms=since_ms,
-        until_ms=until_ms,
+        scope=_scope(query),
+        errors=query.get("errors") == "1",
+        slow_ms=settings.SLOW_TOOL_CALL_MS if query.get("slow") == "1" else None,
+        since_ms=parse_datetime_param("since", since) if since else None,
+        until_ms=parse_datetime_param("until", until) if until else None,
     )
 
 
@@ -124,11 +112,8 @@ CALL_PARAMS = ("errors", "slow", "target", "profile", "since", "until")
 @vary_on_headers("HX-Request")
 @staff_view(needs_store=False)
 def tool_detail(request: HttpRequest, name: str) -> HttpResponse:
-    try:
-        call_filter = _call_filter(name, request.GET)
-        cursor = calls.parse_cursor(request.GET.get("cursor"))
-    except BadFigureQuery as exc:
-        return bad_request(request, str(exc))
+    call_filter = _call_filter(name, request.GET)
+    cursor = calls.parse_cursor(request.GET.get("cursor"))
     kept = {k: request.GET[k] for k in CALL_PARAMS if request.GET.get(k)}
     context: dict[str, Any] = {
         "tool": name,

@@ -23,26 +23,17 @@ from django.views.decorators.vary import vary_on_headers
 from sessions_admin import params
 from sessions_admin.access import staff_view
 from sessions_admin.ids import session_url
-from sessions_admin.params import MAX_SQLITE_INT, BadParameter
+from sessions_admin.params import MAX_SQLITE_INT
 from sessions_admin.store import frames, queries, transcript
 from sessions_admin.store.connection import frames_root
 from sessions_admin.store.jsontext import parse_json_text
 from sessions_admin.store.spec import KNOWN_ROLES
 from sessions_admin.views import jsonhtml
-from sessions_admin.views.errors import render_bad_parameter
 from sessions_admin.views.transcript_items import message_items
 
 TEMPLATE = "sessions_admin/session.html"
 VALUE_TEMPLATE = "sessions_admin/value.html"
 HIGHLIGHT_MAX_CHARS = 2 * 1024 * 1024
-
-
-class BadInput(BadParameter):
-    pass
-
-
-def _bad_request(request: HttpRequest, message: str) -> HttpResponse:
-    return render_bad_parameter(request, message)
 
 
 def _message_id(request: HttpRequest, name: str) -> int | None:
@@ -155,10 +146,7 @@ def _state_value_url(session_id: str, key: str, **query: Any) -> str:
 @vary_on_headers("HX-Request")
 @staff_view()
 def session_page(request: HttpRequest, session_id: str) -> HttpResponse:
-    try:
-        tab = params.choice(request.GET, "tab", ("transcript", "state"), "transcript")
-    except BadParameter as exc:
-        return _bad_request(request, str(exc))
+    tab = params.choice(request.GET, "tab", ("transcript", "state"), "transcript")
     if tab == "state":
         return _state_page(request, session_id)
     return _transcript_page(request, session_id)
@@ -168,10 +156,7 @@ def _transcript_page(
     request: HttpRequest, session_id: str, *, with_stats: bool = False
 ) -> HttpResponse:
     session = _session(session_id)
-    try:
-        context = _transcript_context(request, session)
-    except BadParameter as exc:
-        return _bad_request(request, str(exc))
+    context = _transcript_context(request, session)
     if request.htmx:
         if "after" in request.GET:
             return render(

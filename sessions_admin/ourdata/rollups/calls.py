@@ -6,7 +6,8 @@ import sqlite3
 from dataclasses import dataclass
 
 from sessions_admin import sqlhelpers
-from sessions_admin.ourdata.rollups.figures import BadFigureQuery, Scope
+from sessions_admin.ourdata.rollups.figures import Scope
+from sessions_admin.params import BadParameter
 
 #: Calls per page (read at call time, so a test can make pages small).
 PAGE_SIZE = 50
@@ -54,7 +55,9 @@ def parse_cursor(raw: object) -> tuple[int, int] | None:
             raise ValueError
         return int(ts), int(rowid)
     except ValueError:
-        raise BadFigureQuery("That “More” link is damaged: open the list again.") from None
+        raise BadParameter(
+            "cursor: that “More” link is damaged; open the list again.", name="cursor"
+        ) from None
 
 
 def _where(f: CallFilter) -> tuple[str, str, list[object]]:

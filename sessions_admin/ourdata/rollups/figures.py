@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from sessions_admin.ourdata import sidedb
 from sessions_admin.ourdata.rollups.schema import DAY_MS, GRAINS, band_floor
 from sessions_admin.ourdata.sync import SyncState, has_tables, read_state
+from sessions_admin.params import BadParameter, quoted
 
 #: What the pages hold while they read the rollups.
 SideConnection = sqlite3.Connection
@@ -66,10 +67,6 @@ def reading() -> Iterator[SideConnection]:
         raise
     finally:
         conn.close()
-
-
-class BadFigureQuery(ValueError):
-    """A window, filter or cursor the pages cannot take: answered with 400."""
 
 
 WINDOWS: dict[str, tuple[str, str, int | None]] = {
@@ -120,7 +117,10 @@ class Window:
 def parse_window(raw: object, now_ms: int) -> Window:
     key = raw if isinstance(raw, str) and raw else DEFAULT_WINDOW
     if key not in WINDOWS:
-        raise BadFigureQuery(f"Unknown window {key[:40]!r}: choose one of {', '.join(WINDOWS)}.")
+        raise BadParameter(
+            f"window: Unknown window {quoted(key)}; choose one of {', '.join(WINDOWS)}.",
+            name="window",
+        )
     label, grain, buckets = WINDOWS[key]
     return Window(key, label, grain, buckets, now_ms)
 

@@ -1,9 +1,10 @@
 """What the frames screens share: parameters, problem pages, request URLs.
 
-Query parameters are read into a :class:`FrameQuery` (or refused with :class:`BadParam`,
-which the views turn into a 400). Whatever :mod:`sessions_admin.store.frames` refuses, a
-missing file or an unreadable directory becomes a page saying why (for htmx, a banner in
-``#flash``), never a traceback.
+Query parameters are read into a :class:`FrameQuery` through :mod:`sessions_admin.params`
+(a bad one raises :class:`~sessions_admin.params.BadParameter`, which the middleware turns
+into the 400 page like on every other screen). Whatever :mod:`sessions_admin.store.frames`
+refuses, a missing file or an unreadable directory becomes a page saying why (for htmx, a
+banner in ``#flash``), never a traceback.
 """
 
 from __future__ import annotations
@@ -17,16 +18,11 @@ from django.shortcuts import render
 
 from sessions_admin import params
 from sessions_admin.ids import session_url
-from sessions_admin.params import BadParameter
 from sessions_admin.store import frames
 from sessions_admin.views.responses import render_banner
 
 REQUEST_TEMPLATE = "sessions_admin/frames_request.html"
 MAX_PARAM_CHARS = 1000
-
-
-class BadParam(BadParameter):
-    """A query parameter the frames pages refuse (a 400 saying why)."""
 
 
 # --- Problems: refused, missing, unreadable ---------------------------------------------
@@ -40,11 +36,12 @@ def problem_page(
     ``back`` is a ``(url, label)`` link to the nearest page that does exist, so a
     stale request link leads back to the session's requests, not the top.
     """
+    if getattr(request, "htmx", False):
+        banner = {"error": {"message": title, "hint": message}}
+        return render_banner(request, "sessions_admin/error.html#banner", banner, status=status)
     context = {"status": status, "title": title, "message": message}
     if back:
         context["back_url"], context["back_label"] = back
-    if getattr(request, "htmx", False):
-        return render_banner(request, f"{REQUEST_TEMPLATE}#problem", context, status=status)
     return render(request, "sessions_admin/http_error.html", context, status=status)
 
 
@@ -84,6 +81,11 @@ def text_param(request: HttpRequest, name: str) -> str | None:
 def whole_param(request: HttpRequest, name: str, what: str) -> int | None:
     """A whole-number parameter (None when absent), refused with a 400 naming it."""
     return params.whole(request.GET, name, what=what)
+
+
+def hint_param(request: HttpRequest, name: str) -> int | None:
+    """A whole number the page only uses as a hint: None for anything else."""
+    return params.whole_or_none(request.GET, name)
 
 
 def seconds_param(request: HttpRequest, name: str) -> float | None:

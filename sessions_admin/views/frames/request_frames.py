@@ -19,7 +19,6 @@ from django.views.decorators.vary import vary_on_headers
 
 from sessions_admin.access import staff_view
 from sessions_admin.ids import session_url
-from sessions_admin.params import BadParameter
 from sessions_admin.store import frames, queries
 from sessions_admin.store.connection import frames_root
 from sessions_admin.views.frames.common import (
@@ -27,7 +26,7 @@ from sessions_admin.views.frames.common import (
     REQUEST_TEMPLATE,
     FrameQuery,
     frames_problem,
-    problem_page,
+    hint_param,
     request_url,
     seconds_param,
     whole_param,
@@ -93,12 +92,9 @@ def _last_page(path: Path, query: FrameQuery) -> tuple[int, frames.FramePage]:
 @vary_on_headers("HX-Request")
 @staff_view()
 def request_frames_page(request: HttpRequest, session_id: str, request_id: str) -> HttpResponse:
-    try:
-        query = FrameQuery.from_request(request)
-        offset = whole_param(request, "offset", "a byte offset")
-        number = whole_param(request, "n", "a line number")
-    except BadParameter as exc:
-        return problem_page(request, 400, "Bad request", str(exc))
+    query = FrameQuery.from_request(request)
+    offset = whole_param(request, "offset", "a byte offset")
+    number = whole_param(request, "n", "a line number")
     tailing = request.GET.get("tail") == "1" and bool(request.htmx)
     try:
         path = frames.request_file(frames_root(), session_id, request_id)
@@ -179,14 +175,11 @@ def _tail(
 ) -> HttpResponse:
     """One live-tail poll: the new rows (appended to the table) and, out of band, the
     poll element again (or a note that the tail stopped)."""
-    try:
-        last_size = whole_param(request, "size", "a size")
-    except BadParameter:  # a hand-edited poll URL: treat as "changed", the read is the same
-        last_size = None
     result = frames.tail(
         path,
         offset,
-        last_size=last_size,
+        # A hand-edited poll URL reads as "changed": the read is the same.
+        last_size=hint_param(request, "size"),
         last_mtime=seconds_param(request, "mtime"),
         limit=PAGE_FRAMES,
         kind=query.kind,

@@ -17,14 +17,12 @@ from django.views.decorators.vary import vary_on_headers
 
 from sessions_admin.access import staff_view
 from sessions_admin.ids import session_url
-from sessions_admin.params import BadParameter
 from sessions_admin.store import frames, queries
 from sessions_admin.store.connection import frames_root
 from sessions_admin.views.frames.common import (
     FRAMES_ERRORS,
     FrameQuery,
     frames_problem,
-    problem_page,
     request_url,
 )
 from sessions_admin.views.frames.render import FrameRow, frame_rows
@@ -107,10 +105,7 @@ def _trace_search(
 @vary_on_headers("HX-Request")
 @staff_view()
 def session_requests_page(request: HttpRequest, session_id: str) -> HttpResponse:
-    try:
-        query = FrameQuery.from_request(request)
-    except BadParameter as exc:
-        return problem_page(request, 400, "Bad request", str(exc))
+    query = FrameQuery.from_request(request)
     session = queries.get_session(session_id)
     root = frames_root()
     try:
