@@ -16,7 +16,7 @@ from django.contrib.auth.models import Permission, User
 from django.db import connections
 from django.test import Client
 
-from sessions_admin.store import deletion
+from sessions_admin import deletion
 from sessions_admin.store.health import forget_cached_status
 from tests.frames_files import jl
 from tests.storebuilder import StoreBuilder, create_store

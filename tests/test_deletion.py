@@ -8,9 +8,9 @@ import sqlite3
 import pytest
 from django.db import connections
 
+from sessions_admin import deletion
+from sessions_admin.deletion import Actor
 from sessions_admin.models import DeletionAudit
-from sessions_admin.store import deletion
-from sessions_admin.store.deletion import Actor
 from tests.conftest import STORE_DB
 from tests.deletion_rows import ACTOR, Recorder, other_tables, rows_of
 

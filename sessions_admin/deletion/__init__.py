@@ -53,7 +53,7 @@ The package, each module using only the ones above it:
   frame directories without one.
 """
 
-from sessions_admin.store.deletion.bulk import (
+from sessions_admin.deletion.bulk import (
     BatchHook,
     clear_all,
     continue_clear_all,
@@ -66,14 +66,14 @@ from sessions_admin.store.deletion.bulk import (
     retention_filter,
     start_clear_all,
 )
-from sessions_admin.store.deletion.cascade import delete_session, preview_session
-from sessions_admin.store.deletion.orphans import (
+from sessions_admin.deletion.cascade import delete_session, preview_session
+from sessions_admin.deletion.orphans import (
     find_orphan_frames,
     find_orphaned_children,
     remove_orphan_frames,
     remove_orphaned_children,
 )
-from sessions_admin.store.deletion.results import (
+from sessions_admin.deletion.results import (
     Actor,
     Counts,
     DeletionResult,

@@ -13,7 +13,17 @@ from collections.abc import Iterable, Sequence
 
 from django.db import DatabaseError, transaction
 
+from sessions_admin.deletion.audit import Outcome, audited
+from sessions_admin.deletion.results import (
+    Actor,
+    Counts,
+    DeletionResult,
+    FramesReport,
+    SessionNotFound,
+    SessionPreview,
+)
 from sessions_admin.ourdata.audit import DeletionAudit
+from sessions_admin.ourdata.sync import forget_sessions
 from sessions_admin.store import frames
 from sessions_admin.store.connection import (
     StoreReadOnly,
@@ -21,15 +31,6 @@ from sessions_admin.store.connection import (
     frames_root,
     is_read_only,
     run_sql,
-)
-from sessions_admin.store.deletion.audit import Outcome, audited
-from sessions_admin.store.deletion.results import (
-    Actor,
-    Counts,
-    DeletionResult,
-    FramesReport,
-    SessionNotFound,
-    SessionPreview,
 )
 from sessions_admin.store.queries import SessionFilter
 from sessions_admin.store.router import STORE_ALIAS
@@ -88,8 +89,6 @@ def cascade_delete(
         raise describe_database_error(exc) from exc
     # Committed. The one place every delete passes after its rows are gone: what keeps
     # data about sessions (the side index, the rollups) forgets ``ids`` here.
-    from sessions_admin.ourdata.sync import forget_sessions
-
     forget_sessions(ids)
     return counts, ids
 

@@ -13,28 +13,27 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from sessions_admin.ourdata.audit import DeletionAudit
-from sessions_admin.store import frames
-from sessions_admin.store.connection import frames_root, run_sql, time_limit
-
 # MAX_BATCH_SESSIONS is read as bulk.MAX_BATCH_SESSIONS, so a value tuned on
 # that module applies here too, as it did when all of this was one module.
-from sessions_admin.store.deletion import bulk
-from sessions_admin.store.deletion.audit import AUDIT_MAX_IDS, audited, check_writable
-from sessions_admin.store.deletion.bulk import (
+from sessions_admin.deletion import bulk
+from sessions_admin.deletion.audit import AUDIT_MAX_IDS, audited, check_writable
+from sessions_admin.deletion.bulk import (
     COUNT_TIME_LIMIT_MS,
     Pacer,
     child_counts,
     whole_session_batches,
 )
-from sessions_admin.store.deletion.cascade import cascade_delete, remove_frames
-from sessions_admin.store.deletion.results import (
+from sessions_admin.deletion.cascade import cascade_delete, remove_frames
+from sessions_admin.deletion.results import (
     Actor,
     Counts,
     DeletionResult,
     FramesReport,
     OrphanedChildren,
 )
+from sessions_admin.ourdata.audit import DeletionAudit
+from sessions_admin.store import frames
+from sessions_admin.store.connection import frames_root, run_sql, time_limit
 
 # --- Orphaned children ---------------------------------------------------------------
 

@@ -10,8 +10,8 @@ from datetime import timedelta
 import pytest
 from django.db import connections
 
+from sessions_admin import deletion
 from sessions_admin.models import DeletionAudit
-from sessions_admin.store import deletion
 from sessions_admin.store.connection import StoreReadOnly
 from sessions_admin.store.queries import SessionFilter
 from tests.conftest import STORE_DB, point_store_at

@@ -3,7 +3,7 @@
 Candidates are walked in rowid order outside any transaction, cut into
 batches sized (by :class:`Pacer`) to hold the write lock about
 ``TARGET_BATCH_MS``, and each batch goes through
-:func:`~sessions_admin.store.deletion.cascade.cascade_delete` with a re-check
+:func:`~sessions_admin.deletion.cascade.cascade_delete` with a re-check
 inside its transaction. Built on it: a filtered set, clear-all, retention,
 selected ids (the admin action), the stepped clear-all the admin page drives
 one request at a time, and the exact counts of a dry run.
@@ -22,9 +22,7 @@ from typing import Any
 
 from django.utils import timezone
 
-from sessions_admin.ourdata.audit import DeletionAudit
-from sessions_admin.store.connection import StoreError, run_sql, time_limit
-from sessions_admin.store.deletion.audit import (
+from sessions_admin.deletion.audit import (
     AUDIT_MAX_IDS,
     Outcome,
     audited,
@@ -32,8 +30,10 @@ from sessions_admin.store.deletion.audit import (
     resumed,
     start_audit,
 )
-from sessions_admin.store.deletion.cascade import cascade_delete, remove_frames
-from sessions_admin.store.deletion.results import Actor, Counts, DeletionResult, FramesReport
+from sessions_admin.deletion.cascade import cascade_delete, remove_frames
+from sessions_admin.deletion.results import Actor, Counts, DeletionResult, FramesReport
+from sessions_admin.ourdata.audit import DeletionAudit
+from sessions_admin.store.connection import StoreError, run_sql, time_limit
 from sessions_admin.store.queries import SessionFilter
 from sessions_admin.store.timeutil import to_epoch_ms
 
