@@ -85,4 +85,4 @@ def test_the_cascades_deletes_are_written_in_one_module():
                 and "DELETE FROM session" in node.value
             ):
                 writers.add(name)
-    assert writers == {"sessions_admin/deletion/cascade.py"}
+    assert writers == {"sessions_admin/store/cascade.py"}

@@ -1,17 +1,18 @@
 """What a delete takes and gives back.
 
-Who deletes (:class:`Actor`), what it removed (:class:`Counts`,
-:class:`FramesReport`, :class:`DeletionResult`), what it would remove
-(:class:`SessionPreview`, :class:`OrphanedChildren`), and the error for an
-id the store does not have (:class:`SessionNotFound`). Plain data: no SQL.
+Who deletes (:class:`Actor`), what an operation did (:class:`DeletionResult`,
+built from the store's :class:`~sessions_admin.store.cascade.Counts` and
+:class:`~sessions_admin.store.cascade.FramesReport`), and the error for an id the
+store does not have (:class:`SessionNotFound`). Plain data: no SQL.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from sessions_admin.humanize import file_size
+from sessions_admin.store.cascade import Counts, FramesReport
 from sessions_admin.store.connection import StoreError
 
 
@@ -23,63 +24,6 @@ class SessionNotFound(StoreError):
 
 
 # --- Results ------------------------------------------------------------------------
-
-
-@dataclass
-class Counts:
-    sessions: int = 0
-    messages: int = 0
-    state: int = 0
-
-    def add(self, other: Counts) -> None:
-        self.sessions += other.sessions
-        self.messages += other.messages
-        self.state += other.state
-
-    @property
-    def rows(self) -> int:
-        return self.sessions + self.messages + self.state
-
-    def describe(self) -> str:
-        return (
-            f"{self.sessions:,} session{'s' if self.sessions != 1 else ''}, "
-            f"{self.messages:,} message{'s' if self.messages != 1 else ''}, "
-            f"{self.state:,} state row{'s' if self.state != 1 else ''}"
-        )
-
-
-@dataclass
-class FramesReport:
-    dirs_removed: int = 0
-    bytes_removed: int = 0
-    files_removed: int = 0
-    missing: int = 0
-    refused: list[tuple[str, str]] = field(default_factory=list)  # (session id, reason)
-    #: What the removed directories held besides regular files, by kind.
-    others_removed: dict[str, int] = field(default_factory=dict)
-
-    def describe_others(self) -> str:
-        """``2 symlinks, 1 FIFO`` (unlinked, never followed); empty when none."""
-        kinds = sorted(self.others_removed.items())
-        return ", ".join(f"{n:,} {kind}{'s' if n != 1 else ''}" for kind, n in kinds)
-
-    def describe(self) -> str:
-        parts = []
-        if self.dirs_removed:
-            others = self.describe_others()
-            parts.append(
-                f"frames removed ({self.dirs_removed:,} "
-                f"director{'ies' if self.dirs_removed != 1 else 'y'}, "
-                f"{file_size(self.bytes_removed)}" + (f", also {others}" if others else "") + ")"
-            )
-        elif not self.refused:
-            parts.append("no frames directory")
-        if self.refused:
-            parts.append(
-                f"frames NOT removed for {len(self.refused):,} session"
-                f"{'s' if len(self.refused) != 1 else ''}: {self.refused[0][1]}"
-            )
-        return "; ".join(parts)
 
 
 @dataclass
@@ -128,22 +72,3 @@ class Actor:
     @classmethod
     def command(cls, name: str) -> Actor:
         return cls(name=f"manage.py {name}")
-
-
-@dataclass(frozen=True)
-class SessionPreview:
-    """What deleting one session would remove (for the confirmation dialog)."""
-
-    session_id: str
-    messages: int
-    state: int
-    frames_bytes: int | None  # None: no directory
-    frames_files: int | None
-    frames_refusal: str | None = None
-
-
-@dataclass
-class OrphanedChildren:
-    session_ids: list[str]
-    messages: int
-    state: int
