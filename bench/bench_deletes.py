@@ -145,7 +145,7 @@ def main() -> None:
     store_path = home / "data" / "agents" / "store.db"
     setup_django(home)
 
-    from sessions_admin.store import deletion
+    from sessions_admin import deletion
     from sessions_admin.store.queries import SessionFilter
 
     actor = deletion.Actor(name="bench_deletes")

@@ -58,7 +58,7 @@ def main() -> int:
     store_db = home / "data" / "agents" / "store.db"
     root = home / "sessions"
     if not store_db.exists():
-        from sessions_admin.store.demo import build_demo_home
+        from sessions_admin.demo import build_demo_home
 
         print(f"building {home} …", flush=True)
         build_demo_home(

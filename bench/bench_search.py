@@ -147,8 +147,8 @@ def search_rows(
 
 
 def list_rows(client, raw: sqlite3.Connection, repeat: int) -> list[list[object]]:
-    from sessions_admin.ourdata.index import sessions as index_sessions
     from sessions_admin.store.queries import parse_filter
+    from sessions_admin.views.sessions import index_page
 
     principal = raw.execute("SELECT principal_id FROM sessions WHERE rowid = 2000").fetchone()[0]
     columns = (
@@ -175,7 +175,7 @@ def list_rows(client, raw: sqlite3.Connection, repeat: int) -> list[list[object]
         assert "data-session-id" in body
         page = timed(lambda url=url: client.get(url), repeat=repeat)
         scan = timed(lambda sql=sql, args=args: raw.execute(sql, args).fetchall(), repeat=5)
-        fresh = index_sessions.list_sessions(parse_filter(params), "-last_active", None)
+        fresh = index_page(parse_filter(params), "-last_active", None)
         rows.append(
             [
                 f"{label} ({'index' if fresh else 'SCAN: index not fresh'})",

@@ -29,7 +29,7 @@ SEED = 42
 
 def bench_home(sessions: int = SESSIONS, fresh: bool = False) -> Path:
     """The benchmark host home, generated on first use (a few minutes)."""
-    from sessions_admin.store.demo import build_demo_home
+    from sessions_admin.demo import build_demo_home
 
     home = BENCH_DIR / f"home-{sessions}"
     store = home / "data" / "agents" / "store.db"

@@ -8,7 +8,7 @@
   target filter lists targets by index seeks (``queries.distinct_targets``),
   search is an index range on the id, and the default order follows an index.
 * Deletes (the admin's delete page, the "delete selected" action, the "Clear
-  all sessions" page) all call :mod:`sessions_admin.store.deletion`, which
+  all sessions" page) all call :mod:`sessions_admin.deletion`, which
   writes the audit rows; the stock ``delete_selected`` would fail on the
   foreign keys and skip the audit. ``DeletionAudit`` is shown read-only.
 """
@@ -29,13 +29,13 @@ from django.urls import path, reverse
 from django.utils.functional import cached_property
 from django.utils.html import format_html, format_html_join
 
-from sessions_admin import params, sqlhelpers
+from sessions_admin import deletion, params, sqlhelpers
 from sessions_admin.access import CLEAR_ALL_SESSIONS, DELETE_SESSIONS
 from sessions_admin.converters import ID64
 from sessions_admin.ids import session_url
 from sessions_admin.models import DeletionAudit, Message, Session
 from sessions_admin.params import MAX_SQLITE_INT
-from sessions_admin.store import deletion, queries
+from sessions_admin.store import queries
 from sessions_admin.store.cliptext import SHORT_TEXT_CHARS, clipped_expr
 from sessions_admin.store.connection import StoreError, is_read_only
 from sessions_admin.store.spec import KNOWN_ROLES, PROFILES

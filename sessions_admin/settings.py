@@ -1,7 +1,7 @@
 """Settings for sessions-admin, read from the environment and secure by default.
 
 The store (``agents`` database) is the runtime's SQLite file: we never migrate
-it and write to it only through ``sessions_admin.store.deletion``. Django's own
+it and write to it only through ``sessions_admin.deletion``. Django's own
 tables live in ``default``, a separate SQLite file under ``var/``.
 """
 

@@ -17,9 +17,8 @@ from django.contrib.auth.models import Permission, User
 from django.db import connections
 from django.test import Client
 
-from sessions_admin import clock
+from sessions_admin import clock, deletion
 from sessions_admin.ourdata import sync
-from sessions_admin.store import deletion
 from sessions_admin.store.health import forget_cached_status
 from tests import rollupdata
 from tests.frames_files import jl

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.db import connections
 
-from sessions_admin.store.deletion import Actor
+from sessions_admin.deletion import Actor
 from tests.storebuilder import BASE_MS
 
 ACTOR = Actor(name="tester")

@@ -5,8 +5,8 @@ from __future__ import annotations
 from django.db import connections
 from django.test.utils import CaptureQueriesContext
 
+from sessions_admin import deletion
 from sessions_admin.models import DeletionAudit
-from sessions_admin.store import deletion
 from tests.conftest import STORE_DB, point_store_at
 
 CHANGELIST = "/admin/sessions_admin/session/"

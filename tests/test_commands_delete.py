@@ -196,7 +196,7 @@ KILLED_CHILD = textwrap.dedent("""
     django.setup()
     from django.core.management import call_command
     call_command("migrate", verbosity=0, skip_checks=True)
-    from sessions_admin.store import deletion
+    from sessions_admin import deletion
     deletion.bulk.INITIAL_ROW_BUDGET = deletion.bulk.MAX_ROW_BUDGET = 12
     deletion.bulk.MIN_PAUSE_MS = 20
     def tick(counts, batches):

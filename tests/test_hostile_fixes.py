@@ -9,9 +9,9 @@ from urllib.parse import parse_qs, urlsplit
 from django.test import Client
 from django.urls import reverse
 
+from sessions_admin import deletion
 from sessions_admin.ids import session_url
 from sessions_admin.models import DeletionAudit
-from sessions_admin.store import deletion
 from tests.conftest import STORE_DB
 
 CLEAR_ALL = "admin:sessions_admin_session_clear_all"

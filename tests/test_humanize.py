@@ -2,8 +2,8 @@
 
 import pytest
 
+from sessions_admin.deletion import FramesReport
 from sessions_admin.humanize import file_size, signed_duration
-from sessions_admin.store.deletion import FramesReport
 
 
 @pytest.mark.parametrize(

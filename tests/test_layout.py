@@ -1,7 +1,8 @@
 """The house rules that a reader of the code relies on, checked on the code itself.
 
-See docs/architecture.md: only ``store/`` reaches the runtime's SQLite file and
-frame files, only ``store/deletion/`` deletes from it, no module imports another
+See docs/architecture.md: its layer table is the contract (a module imports only
+its own layer and those below), only ``store/`` reaches the runtime's SQLite file
+and frame files, only ``deletion/`` deletes from it, no module imports another
 module's ``_underscore`` names, and functions stay short enough to hold. In
 ``tests/``, shared fixtures live in ``conftest.py`` and shared helpers in
 modules not named ``test_*``: no module there imports a test module.
@@ -10,10 +11,12 @@ modules not named ``test_*``: no module there imports a test module.
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 TESTS = Path(__file__).resolve().parent
 PACKAGE = TESTS.parent / "sessions_admin"
+ARCHITECTURE = PACKAGE.parent / "docs" / "architecture.md"
 MAX_FUNCTION_LINES = 80
 
 
@@ -47,7 +50,8 @@ def test_no_function_is_longer_than_80_lines():
     assert found == []
 
 
-def test_only_the_store_and_our_own_data_import_sqlite3():
+def test_only_the_store_our_own_data_and_the_demo_writer_import_sqlite3():
+    # The demo writer makes a new store file of its own; it never opens the runtime's.
     found = [
         name
         for name, tree in _modules()
@@ -57,7 +61,9 @@ def test_only_the_store_and_our_own_data_import_sqlite3():
     outside = [
         name
         for name in found
-        if not name.startswith(("sessions_admin/store/", "sessions_admin/ourdata/"))
+        if not name.startswith(
+            ("sessions_admin/store/", "sessions_admin/ourdata/", "sessions_admin/demo/")
+        )
     ]
     assert outside == [] and found  # the store does use it
 
@@ -85,7 +91,141 @@ def test_the_cascades_deletes_are_written_in_one_module():
                 and "DELETE FROM session" in node.value
             ):
                 writers.add(name)
-    assert writers == {"sessions_admin/store/deletion/cascade.py"}
+    assert writers == {"sessions_admin/store/cascade.py"}
+
+
+# --- The layers ---------------------------------------------------------------------
+
+
+def layer_table(text: str) -> list[tuple[str, list[str]]]:
+    """(layer, paths under the package) per row of the doc's layer table, bottom first."""
+    section = text.split("## The layers", 1)[1].split("\n## ", 1)[0]
+    rows = []
+    for line in section.splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if len(cells) < 3 or cells[0] in ("layer", "") or set(cells[0]) <= set("- "):
+            continue
+        rows.append((cells[0], re.findall(r"`([^`]+)`", cells[1])))
+    return rows
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def placements(table: list[tuple[str, list[str]]]) -> dict[str, list[tuple[int, str]]]:
+    """Every module file (relative to the package) with the layers whose paths hold it."""
+    found: dict[str, list[tuple[int, str]]] = {
+        str(path.relative_to(PACKAGE)): [] for path in PACKAGE.rglob("*.py")
+    }
+    for rank, (layer, paths) in enumerate(table):
+        for entry in paths:
+            for name, places in found.items():
+                if name == entry or (entry.endswith("/") and name.startswith(entry)):
+                    places.append((rank, layer))
+    return found
+
+
+def imported_modules(path: Path, known: set[str]) -> list[tuple[int, str]]:
+    """(line, module) of every import of the package's own modules in ``path``: at the
+    top or inside a function, ``import x`` or ``from x import y``, relative ones
+    resolved; ``from package import name`` counts the submodule when ``name`` is one."""
+    this = module_name(path)
+    package = this if path.name == "__init__.py" else this.rpartition(".")[0]
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, *([base] if base else [])])
+            targets = [
+                f"{base}.{alias.name}" if f"{base}.{alias.name}" in known else base
+                for alias in node.names
+            ]
+        else:
+            continue
+        for target in targets:
+            # The longest module the dotted name starts with (``import a.b.c`` loads a.b.c).
+            while target and target not in known:
+                target = target.rpartition(".")[0]
+            if target:
+                found.append((node.lineno, target))
+    return found
+
+
+def layer_violations(table: list[tuple[str, list[str]]]) -> list[str]:
+    places = placements(table)
+    files = {module_name(PACKAGE / name): name for name in places}
+    rank = {name: min(p)[0] for name, p in places.items() if p}
+    layer = {name: min(p)[1] for name, p in places.items() if p}
+    found = []
+    for name in sorted(rank):
+        for line, target in imported_modules(PACKAGE / name, set(files)):
+            other = files[target]
+            if other in rank and rank[other] > rank[name]:
+                found.append(
+                    f"{name}:{line} ({layer[name]}) imports {target} ({layer[other]}), above it"
+                )
+    return found
+
+
+def test_no_module_imports_a_layer_above_its_own():
+    table = layer_table(ARCHITECTURE.read_text())
+    assert [layer for layer, _ in table][:2] == ["helpers", "store"]  # the table was read
+    assert layer_violations(table) == []
+
+
+def test_every_module_is_placed_in_exactly_one_layer_of_the_doc():
+    table = layer_table(ARCHITECTURE.read_text())
+    places = placements(table)
+    assert {name: p for name, p in places.items() if len(p) != 1} == {}
+    # And every path the table names exists, so the doc cannot name a module gone.
+    named = [entry for _, paths in table for entry in paths]
+    assert [entry for entry in named if not (PACKAGE / entry).exists()] == []
+
+
+def test_a_module_importing_a_layer_above_is_caught():
+    """The check itself can fail: swap two layers and it names what now points up."""
+    table = layer_table(ARCHITECTURE.read_text())
+    names = [layer for layer, _ in table]
+    store, ourdata = names.index("store"), names.index("our data")
+    table[store], table[ourdata] = table[ourdata], table[store]
+    found = layer_violations(table)
+    assert any(v.startswith("ourdata/sync.py:") and "store.feed (store)" in v for v in found)
+
+
+def _importers_of(prefix: str) -> set[str]:
+    known = {module_name(path) for path in PACKAGE.rglob("*.py")}
+    return {
+        str(path.relative_to(PACKAGE))
+        for path in PACKAGE.rglob("*.py")
+        for _, target in imported_modules(path, known)
+        if target == prefix or target.startswith(prefix + ".")
+    }
+
+
+def test_our_data_reads_the_store_only_through_the_feed():
+    known = {module_name(path) for path in PACKAGE.rglob("*.py")}
+    reached = {
+        target
+        for path in (PACKAGE / "ourdata").rglob("*.py")
+        for _, target in imported_modules(path, known)
+        if target.startswith("sessions_admin.store")
+    }
+    # toolcalls is the rule of what a tool call is; it reads nothing from the store.
+    assert reached == {"sessions_admin.store.feed", "sessions_admin.store.toolcalls"}
+
+
+def test_only_the_deletion_package_calls_the_stores_cascade():
+    importers = _importers_of("sessions_admin.store.cascade")
+    assert {name.split("/")[0] for name in importers} == {"store", "deletion"}
+    assert {name for name in importers if name.startswith("store/")} == {"store/orphans.py"}
 
 
 def _imported_modules(tree: ast.Module) -> set[str]:

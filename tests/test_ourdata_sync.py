@@ -9,10 +9,10 @@ import sqlite3
 import pytest
 from django.core.management import CommandError, call_command
 
+from sessions_admin import deletion
+from sessions_admin.deletion import Actor
 from sessions_admin.ourdata import sidedb, sync
 from sessions_admin.ourdata.index.listener import SEARCH_INDEX
-from sessions_admin.store import deletion
-from sessions_admin.store.deletion import Actor
 from tests.conftest import STORE_DB
 from tests.indexdata import fill, indexed_ids, matching
 

@@ -54,7 +54,7 @@ def test_rollups_follow_new_messages_and_runtime_deletes_after_a_sync(store, var
 
 @STORE_DB
 def test_a_dashboard_delete_is_subtracted_at_once(store, var):
-    from sessions_admin.store import deletion
+    from sessions_admin import deletion
 
     R.fill_store(store, Random(33), sessions=5)
     sync.sync_once()

@@ -82,7 +82,7 @@ def test_the_store_connection_refuses_anything_that_would_change_the_store(store
 def test_a_demo_store_passes_the_schema_check_and_the_dashboard_leaves_it_unchanged(
     tmp_path, settings, admin_client
 ):
-    from sessions_admin.store.demo import build_demo_home
+    from sessions_admin.demo import build_demo_home
     from sessions_admin.store.health import check_store
     from tests.conftest import point_store_at
     from tests.storebuilder import StoreBuilder

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from django.test import Client
 
+from sessions_admin import deletion
 from sessions_admin.models import DeletionAudit
-from sessions_admin.store import deletion
 from sessions_admin.store import frames as store_frames
 from tests.conftest import STORE_DB, point_store_at
 from tests.frames_files import (

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import getpass
 
-from sessions_admin.store.deletion import Actor, DeletionResult
+from sessions_admin.deletion import Actor, DeletionResult
 
 
 def command_actor(name: str) -> Actor:

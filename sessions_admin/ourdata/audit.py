@@ -1,7 +1,7 @@
 """The deletion audit: one row per delete the dashboard runs, in Django's own database.
 
-Ours, never in the runtime's store. :mod:`sessions_admin.store.deletion` writes these
-rows (through :func:`~sessions_admin.store.deletion.audit.audited`); the admin shows
+Ours, never in the runtime's store. :mod:`sessions_admin.deletion` writes these
+rows (through :func:`~sessions_admin.deletion.audit.audited`); the admin shows
 them read-only. The model belongs to the ``sessions_admin`` app (it is re-exported by
 :mod:`sessions_admin.models`, so migrations and ``app_label`` are unchanged). Each row
 is saved when the run starts ("running") and again when it ends: a ``post_save``

@@ -9,7 +9,7 @@ where its last committed batch ended and the consumers never drift apart.
 Deletions reach the consumers two ways:
 
 * the dashboard's own deletes call :func:`forget_sessions` right after the
-  store's transaction commits (``store/deletion``), so their rows go at once;
+  store's transaction commits (``deletion/``), so their rows go at once;
 * a pass starts by walking the store's session ids beside the ones we have
   seen (:func:`detect_deleted_sessions`): a session the runtime deleted, or
   one whose forget failed, is forgotten there.

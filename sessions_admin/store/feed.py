@@ -9,9 +9,10 @@ whole number within SQLite's signed 64 bits becomes ``None``).
 
 This is the only code that reads the store for our side data: the sync's
 batches, the store's current session ids (to notice what the runtime
-deleted), and the queries the search uses to check each hit against the
+deleted), the queries the search uses to check each hit against the
 store's own row (:func:`messages_by_id`, :func:`sessions_by_id`,
-:func:`newest_messages`).
+:func:`newest_messages`), and the session list's filters and order as SQL
+(:func:`session_list_sql`) for the side index's copy of the session columns.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from typing import Any
 from sessions_admin.sqlhelpers import chunks, placeholders
 from sessions_admin.store.cliptext import clipped_sql
 from sessions_admin.store.connection import raw_connection, run_sql, store_connection
+from sessions_admin.store.queries import Cursor, SessionFilter, filter_with, keyset_sql
 
 
 @dataclass(frozen=True, slots=True)
@@ -259,3 +261,14 @@ def newest_messages(before_id: int | None, limit: int, *, after_id: int = 0) -> 
         (upper, after_id, limit),
     )
     return [_feed_message(row) for row in rows]
+
+
+def session_list_sql(
+    session_filter: SessionFilter, sort: str, cursor: Cursor | None
+) -> tuple[list[str], list[Any], str]:
+    """The list's filters (all but its text search) and keyset for ``sort`` after
+    ``cursor``: WHERE clauses, their parameters and the ORDER BY, over the store's
+    session columns, which the side index's ``search_sessions`` copies by name."""
+    clauses, params = filter_with(session_filter, q=None).where()
+    key_clauses, key_params, order = keyset_sql(sort, cursor)
+    return clauses + key_clauses, params + key_params, order

@@ -5,7 +5,7 @@ stay ``TextField``: the runtime's text is shown as it is and parsed in Python
 (:mod:`sessions_admin.store.jsontext`), because a broken row must never break
 a query. Nothing here can write: ``save()``, ``delete()`` and the queryset
 writes raise :class:`StoreIsReadOnly`; deletes go through
-:mod:`sessions_admin.store.deletion` only.
+:mod:`sessions_admin.deletion` only.
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ class StoreIsReadOnly(Exception):
 class ReadOnlyQuerySet(models.QuerySet):
     def _refuse(self, *args: Any, **kwargs: Any) -> None:
         raise StoreIsReadOnly(
-            "The store belongs to the agent runtime; only sessions_admin.store.deletion "
+            "The store belongs to the agent runtime; only sessions_admin.deletion "
             "may delete from it, and nothing may update or insert."
         )
 
@@ -86,9 +86,7 @@ class StoreModel(models.Model):
         )
 
     def delete(self, *args: Any, **kwargs: Any) -> Any:
-        raise StoreIsReadOnly(
-            f"Delete {type(self).__name__} rows through sessions_admin.store.deletion."
-        )
+        raise StoreIsReadOnly(f"Delete {type(self).__name__} rows through sessions_admin.deletion.")
 
 
 class Session(StoreModel):

@@ -15,8 +15,8 @@ import time
 from dataclasses import dataclass
 
 from sessions_admin.store.connection import run_sql, store_path, time_limit
-from sessions_admin.store.deletion import find_orphan_frames
 from sessions_admin.store.frames import FramesError
+from sessions_admin.store.orphans import find_orphan_frames
 
 COUNTS_TTL_S = 300.0
 

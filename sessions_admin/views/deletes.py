@@ -3,7 +3,7 @@
 GET shows what will go (messages, state rows, and the frames directory's size
 for "also remove activity frames"): for htmx a ``<dialog data-open-modal>``
 that app.js opens with Cancel focused, otherwise a plain page. POST deletes
-through :mod:`sessions_admin.store.deletion` (which writes the audit row):
+through :mod:`sessions_admin.deletion` (which writes the audit row):
 
 * htmx from the list (``from=list``): an empty body plus the flash message out
   of band; the form's ``hx-target="closest tr"`` + ``hx-swap="delete"`` drops the row;
@@ -21,8 +21,9 @@ from django.views.decorators.http import require_http_methods
 from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import HttpResponseClientRedirect
 
+from sessions_admin import deletion
 from sessions_admin.access import DELETE_SESSIONS, staff_view
-from sessions_admin.store import deletion, queries
+from sessions_admin.store import queries
 from sessions_admin.store.connection import is_read_only
 from sessions_admin.templatetags.sessions_admin import short_id
 from sessions_admin.views.responses import HttpResponseSeeOther

@@ -33,6 +33,22 @@ LIST_PARAMS = (
 )
 
 
+def index_page(
+    session_filter: queries.SessionFilter,
+    sort: str,
+    cursor: Cursor | None,
+    *,
+    limit: int = queries.PAGE_SIZE,
+) -> queries.SessionPage | None:
+    """A list page whose ids the side index chose, read back from the store and
+    checked again; ``None`` when the index cannot serve this filter now."""
+    ids = index_sessions.page_ids(session_filter, sort, cursor, limit=limit)
+    if ids is None:
+        return None
+    keep = index_sessions.still_matches(session_filter)
+    return queries.page_of_ids(ids, session_filter, sort, limit=limit, keep=keep)
+
+
 @require_safe
 @vary_on_headers("HX-Request")
 @staff_view()
@@ -51,7 +67,7 @@ def session_list(request: HttpRequest) -> HttpResponse:
         return _count(request, session_filter)
     targets = queries.distinct_targets()  # for the merge and for the target menu
     # Principal and title filters come from the side index when it is fresh.
-    page = index_sessions.list_sessions(session_filter, sort, cursor)
+    page = index_page(session_filter, sort, cursor)
     if page is None:
         page = queries.list_sessions(
             session_filter,

@@ -41,14 +41,6 @@ def _scope(query: Any) -> Scope:
     return Scope(target=_text(query, "target"), profile=_text(query, "profile"))
 
 
-def _scope_choices(side) -> dict[str, list[str]]:
-    rows = side.execute("SELECT DISTINCT target, profile FROM rollup_activity_day").fetchall()
-    return {
-        "targets": sorted({t for t, _ in rows}),
-        "profiles": sorted({p for _, p in rows}),
-    }
-
-
 @require_safe
 @vary_on_headers("HX-Request")
 @staff_view(needs_store=False)
@@ -80,7 +72,7 @@ def _tool_rows(side, window, scope: Scope, kept: dict[str, str]) -> dict[str, An
     link_tools(rows, window, **kept)
     for row in rows:
         row.spark = tool_sparkline(row.series, window.grain)
-    return {"rows": rows, "computed_at": figures.computed_at(side), **_scope_choices(side)}
+    return {"rows": rows, "computed_at": figures.computed_at(side), **figures.scope_choices(side)}
 
 
 def _call_filter(tool: str, query: Any) -> calls.CallFilter:
@@ -140,7 +132,7 @@ def tool_detail(request: HttpRequest, name: str) -> HttpResponse:
                 matched=calls.count_calls(side, call_filter) if cursor is None else None,
                 count_cap=sqlhelpers.COUNT_CAP,
                 computed_at=figures.computed_at(side),
-                **_scope_choices(side),
+                **figures.scope_choices(side),
             )
     except figures.NotComputed:
         context["not_computed"] = True

@@ -1,4 +1,4 @@
-"""A store planted with every hostile case (``store.demo.hostile``), and a client on it."""
+"""A store planted with every hostile case (``sessions_admin.demo.hostile``), and a client on it."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import pytest
 from django.test import Client
 from hypothesis import HealthCheck, settings
 
+from sessions_admin.demo.hostile import plant_hostile
 from sessions_admin.models import DeletionAudit
-from sessions_admin.store.demo.hostile import plant_hostile
 from tests.storebuilder import StoreBuilder
 
 

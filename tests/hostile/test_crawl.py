@@ -1,6 +1,6 @@
 """A staff user follows every link from ``/`` on a hostile store: no 5xx anywhere.
 
-The store holds every planted case of :mod:`sessions_admin.store.demo.hostile`
+The store holds every planted case of :mod:`sessions_admin.demo.hostile`
 (odd storage classes in every column, deep and huge JSON, odd frame files and
 names). Links, ``hx-get`` fragments (as htmx, with their target) and GET forms
 are followed (:mod:`tests.hostile.crawler`), so screens added later are crawled

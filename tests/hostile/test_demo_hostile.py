@@ -8,7 +8,7 @@ import stat
 
 from django.core.management import call_command
 
-from sessions_admin.store.demo.hostile import STORAGE_SAMPLES
+from sessions_admin.demo.hostile import STORAGE_SAMPLES
 
 
 def test_hostile_plants_every_storage_class_in_every_column(tmp_path):

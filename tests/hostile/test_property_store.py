@@ -18,8 +18,8 @@ from urllib.parse import quote
 from hypothesis import given
 from hypothesis import strategies as st
 
+from sessions_admin.demo.hostile import insert
 from sessions_admin.ids import session_url
-from sessions_admin.store.demo.hostile import insert
 from tests.conftest import STORE_DB
 from tests.strategies import message_rows, session_rows, sqlite_values, state_rows
 

@@ -16,9 +16,9 @@ from django.core.management import call_command
 from hypothesis import given
 from hypothesis import strategies as st
 
+from sessions_admin.demo.hostile import insert
 from sessions_admin.ourdata import sync
 from sessions_admin.store import feed
-from sessions_admin.store.demo.hostile import insert
 from tests.conftest import STORE_DB
 from tests.strategies import message_rows, session_rows, sqlite_values
 

@@ -5,7 +5,7 @@
     clear_sessions --orphans            messages/state whose session row is missing
     … [--dry-run]                       print what would go, delete nothing
 
-Deletes run in short batches of whole sessions (see ``store.deletion``), so the
+Deletes run in short batches of whole sessions (see ``sessions_admin.deletion``), so the
 runtime keeps writing meanwhile. Without ``--yes`` it asks on a terminal and
 refuses otherwise. Exits non-zero with a sentence on refusal.
 """
@@ -18,8 +18,8 @@ from datetime import timedelta
 
 from django.core.management.base import BaseCommand, CommandError
 
+from sessions_admin import deletion
 from sessions_admin.management.deleting import command_actor, result_lines
-from sessions_admin.store import deletion
 from sessions_admin.store.connection import StoreError
 from sessions_admin.store.queries import SessionFilter
 

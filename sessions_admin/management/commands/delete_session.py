@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
 
+from sessions_admin import deletion
 from sessions_admin.management.deleting import command_actor, result_lines
-from sessions_admin.store import deletion
 from sessions_admin.store.connection import StoreError
 
 

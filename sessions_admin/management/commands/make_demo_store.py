@@ -1,7 +1,7 @@
 """``manage.py make_demo_store HOME``: generate a demo agent host home.
 
 Writes ``HOME/data/agents/store.db`` and ``HOME/sessions/`` with
-:func:`sessions_admin.store.demo.build_demo_home`. It never overwrites an
+:func:`sessions_admin.demo.build_demo_home`. It never overwrites an
 existing store: the home might be a real one.
 """
 
@@ -14,8 +14,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from sessions_admin.store.demo import build_demo_home
-from sessions_admin.store.demo.hostile import plant_hostile
+from sessions_admin.demo import build_demo_home
+from sessions_admin.demo.hostile import plant_hostile
 
 # Progress lines only for builds long enough to want them.
 _PROGRESS_EVERY = 1_000_000

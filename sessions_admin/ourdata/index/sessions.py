@@ -4,9 +4,10 @@ The store has no index on ``principal_id`` or ``title``: both filters are a
 scan of every session there (about 55 and 120 ms on 500,000). The side
 index keeps each session's columns (``search_sessions``, indexed by
 principal and by last activity) and a trigram index of title, principal and
-id, so it can pick the page's ids in a few milliseconds; the store then
-reads just those rows by primary key and checks them again
-(:func:`sessions_admin.store.queries.page_of_ids`).
+id, so it can pick the page's ids in a few milliseconds (:func:`page_ids`);
+the list view then has the store read just those rows by primary key and
+check them again (:func:`sessions_admin.store.queries.page_of_ids`, with
+:func:`still_matches`).
 
 Only a *fresh* index is used: the last pass finished less than
 :data:`FRESH_FOR_S` ago and no message is newer than the last one it
@@ -17,6 +18,7 @@ store as before.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 from typing import Any
 
 from sessions_admin import clock
@@ -24,8 +26,8 @@ from sessions_admin.ourdata import sidedb
 from sessions_admin.ourdata.index.text import FIELD_SEPARATOR, contains, fold, fts_query
 from sessions_admin.ourdata.sync import is_current, read_state
 from sessions_admin.sqlhelpers import placeholders
-from sessions_admin.store import feed, queries
-from sessions_admin.store.queries import Cursor, SessionFilter, SessionPage
+from sessions_admin.store import feed
+from sessions_admin.store.feed import Cursor, SessionFilter
 
 #: How long after a complete pass the index still counts as fresh.
 FRESH_FOR_S = 600
@@ -51,9 +53,7 @@ def _ids(
     cursor: Cursor | None,
     limit: int,
 ) -> list[str]:
-    clauses, params = queries.filter_with(session_filter, q=None).where()
-    key_clauses, key_params, order = queries.keyset_sql(sort, cursor)
-    clauses, params = clauses + key_clauses, params + key_params
+    clauses, params, order = feed.session_list_sql(session_filter, sort, cursor)
     if session_filter.q:
         folded = fold(session_filter.q)
         # ``fold`` holds the folded title and id: instr on it is the exact test.
@@ -77,14 +77,11 @@ def _ids(
     return [row[0] for row in side.execute(sql, [*params, limit + 1])]
 
 
-def list_sessions(
-    session_filter: SessionFilter,
-    sort: str,
-    cursor: Cursor | None,
-    *,
-    limit: int = queries.PAGE_SIZE,
-) -> SessionPage | None:
-    """A list page from the index, or ``None`` when the index cannot serve it now."""
+def page_ids(
+    session_filter: SessionFilter, sort: str, cursor: Cursor | None, *, limit: int
+) -> list[str] | None:
+    """The ids of a list page, in order (up to ``limit + 1``, so a next page shows),
+    or ``None`` when the index cannot serve it now."""
     if not (session_filter.principal or session_filter.q):
         return None
     side = sidedb.connect_readonly()
@@ -93,14 +90,18 @@ def list_sessions(
     try:
         if not is_fresh(side):
             return None
-        ids = _ids(side, session_filter, sort, cursor, limit)
+        return _ids(side, session_filter, sort, cursor, limit)
     except sidedb.errors():
         return None  # a damaged or half-built side database: the scan still works
     finally:
         side.close()
+
+
+def still_matches(session_filter: SessionFilter) -> Callable[[Any], bool]:
+    """The text filter, checked again on a row the store read back for :func:`page_ids`."""
     folded = fold(session_filter.q) if session_filter.q else None
 
     def keep(row: Any) -> bool:
         return folded is None or contains(folded, (row.title, row.id))
 
-    return queries.page_of_ids(ids, session_filter, sort, limit=limit, keep=keep)
+    return keep

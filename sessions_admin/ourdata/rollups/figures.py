@@ -373,6 +373,15 @@ def totals(side: sqlite3.Connection) -> tuple[int, int]:
     return row[0], row[1]
 
 
+def scope_choices(side: sqlite3.Connection) -> dict[str, list[str]]:
+    """Every target and every profile the rollups hold, sorted: the scope menus."""
+    rows = side.execute("SELECT DISTINCT target, profile FROM rollup_activity_day").fetchall()
+    return {
+        "targets": sorted({t for t, _ in rows}),
+        "profiles": sorted({p for _, p in rows}),
+    }
+
+
 def computed_at(side: sqlite3.Connection) -> int | None:
     row = side.execute("SELECT value FROM rollup_meta WHERE key = 'computed_at'").fetchone()
     return None if row is None else row[0]

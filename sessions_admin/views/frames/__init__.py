@@ -9,7 +9,7 @@
   ``?end=1`` opens the last stretch of the file. At the end of a file that is still
   being written, an htmx poll (``?tail=1``) appends new rows until it stops changing.
 * ``/frames/orphans/``: frame directories left without a session row, disk use, and
-  their removal through :func:`sessions_admin.store.deletion.remove_orphan_frames`.
+  their removal through :func:`sessions_admin.deletion.remove_orphan_frames`.
 
 Both session subpages accept a session id with no row in the store (orphans stay
 readable). Every path is checked by :mod:`sessions_admin.store.frames`; what it

@@ -2,7 +2,7 @@
 
 The page lists the orphans (capped) with their disk use, and which recent sessions have
 no frames directory (for information). Removal goes through
-:func:`sessions_admin.store.deletion.remove_orphan_frames`, which re-checks every
+:func:`sessions_admin.deletion.remove_orphan_frames`, which re-checks every
 directory against the store and audits the run.
 """
 
@@ -17,9 +17,10 @@ from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
+from sessions_admin import deletion
 from sessions_admin.access import DELETE_SESSIONS, staff_view
 from sessions_admin.ids import session_url
-from sessions_admin.store import deletion, queries
+from sessions_admin.store import queries
 from sessions_admin.store.connection import is_read_only
 from sessions_admin.templatetags.sessions_admin import filesize, short_id
 from sessions_admin.views.frames.common import FRAMES_ERRORS, frames_problem

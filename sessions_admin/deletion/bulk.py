@@ -3,10 +3,11 @@
 Candidates are walked in rowid order outside any transaction, cut into
 batches sized (by :class:`Pacer`) to hold the write lock about
 ``TARGET_BATCH_MS``, and each batch goes through
-:func:`~sessions_admin.store.deletion.cascade.cascade_delete` with a re-check
+:func:`~sessions_admin.deletion.cascade.cascade_delete` with a re-check
 inside its transaction. Built on it: a filtered set, clear-all, retention,
-selected ids (the admin action), the stepped clear-all the admin page drives
-one request at a time, and the exact counts of a dry run.
+selected ids (the admin action), and the stepped clear-all the admin page
+drives one request at a time. What it reads to choose and size batches, and
+the exact counts of a dry run, are the store's (:mod:`sessions_admin.store.cascade`).
 
 The settings below are read at run time (a pacer reads them when it is made),
 so tests and callers tune them on this module.
@@ -22,10 +23,7 @@ from typing import Any
 
 from django.utils import timezone
 
-from sessions_admin.ourdata.audit import DeletionAudit
-from sessions_admin.sqlhelpers import CHUNK, chunks, placeholders
-from sessions_admin.store.connection import StoreError, run_sql, time_limit
-from sessions_admin.store.deletion.audit import (
+from sessions_admin.deletion.audit import (
     AUDIT_MAX_IDS,
     Outcome,
     audited,
@@ -33,8 +31,20 @@ from sessions_admin.store.deletion.audit import (
     resumed,
     start_audit,
 )
-from sessions_admin.store.deletion.cascade import cascade_delete, remove_frames
-from sessions_admin.store.deletion.results import Actor, Counts, DeletionResult, FramesReport
+from sessions_admin.deletion.cascade import cascade_delete
+from sessions_admin.deletion.results import Actor, DeletionResult
+from sessions_admin.ourdata.audit import DeletionAudit
+from sessions_admin.sqlhelpers import CHUNK, chunks
+from sessions_admin.store.cascade import (
+    Counts,
+    FramesReport,
+    candidates,
+    child_counts,
+    count_matching,
+    max_rowid,
+    remove_frames,
+)
+from sessions_admin.store.connection import StoreError
 from sessions_admin.store.queries import SessionFilter
 from sessions_admin.store.timeutil import to_epoch_ms
 
@@ -51,8 +61,6 @@ MAX_BATCH_SESSIONS = CHUNK
 INITIAL_ROW_BUDGET = 2_000
 MIN_ROW_BUDGET = 50
 MAX_ROW_BUDGET = 50_000
-#: Exact counts on the clear-all page may take a while on ten million messages.
-COUNT_TIME_LIMIT_MS = 20_000
 
 
 BatchHook = Callable[[Counts, int], None]
@@ -77,43 +85,6 @@ class Pacer:
                 MIN_ROW_BUDGET, min(MAX_ROW_BUDGET, (self.row_budget + wanted) // 2)
             )
         return max(MIN_PAUSE_MS, elapsed_ms * PAUSE_FRACTION)
-
-
-def _max_rowid() -> int:
-    return run_sql("SELECT MAX(rowid) FROM sessions", [])[0][0] or 0
-
-
-def _candidates(
-    session_filter: SessionFilter, after_rowid: int, limit: int, max_rowid: int | None = None
-) -> list[tuple]:
-    """The next sessions matching the filter, in rowid order (read, no lock).
-
-    Walking the table by rowid reads it once over the whole operation, whatever
-    the filter, and never revisits rows already decided."""
-    clauses, params = session_filter.where()
-    bound: list[str] = []
-    bound_params: list[Any] = []
-    if max_rowid is not None:
-        bound, bound_params = ["rowid <= ?"], [max_rowid]
-    where = " AND ".join(["rowid > ?", *bound, *clauses])
-    return run_sql(
-        f"SELECT rowid, id FROM sessions WHERE {where} ORDER BY rowid LIMIT ?",
-        [after_rowid, *bound_params, *params, limit],
-    )
-
-
-def child_counts(session_ids: list[str]) -> dict[str, int]:
-    """Messages + state rows per session (index-only reads, no lock)."""
-    marks = placeholders(len(session_ids))
-    sizes: dict[str, int] = dict.fromkeys(session_ids, 0)
-    for table in ("session_messages", "session_state"):
-        for sid, count in run_sql(
-            f"SELECT session_id, COUNT(*) FROM {table} WHERE session_id IN ({marks}) "
-            "GROUP BY session_id",
-            session_ids,
-        ):
-            sizes[sid] = sizes.get(sid, 0) + count
-    return sizes
 
 
 def whole_session_batches(
@@ -166,7 +137,7 @@ def _run_bulk(
             break
         rounds += 1
         limit = max(1, min(MAX_BATCH_SESSIONS, pacer.row_budget))
-        rows = _candidates(session_filter, state.after_rowid, limit, state.max_rowid)
+        rows = candidates(session_filter, state.after_rowid, limit, state.max_rowid)
         if not rows:
             state.done = True
             break
@@ -203,7 +174,7 @@ def _bulk(
         return DeletionResult(counts=count_matching(session_filter), dry_run=True)
     report = FramesReport() if wipe_frames else None
     with audited(operation, actor, {**target, "wipe_frames": wipe_frames}, report=report) as run:
-        state = _BulkState(counts=run.counts, report=report, max_rowid=_max_rowid())
+        state = _BulkState(counts=run.counts, report=report, max_rowid=max_rowid())
         # Whole batches only: what is counted is gone, everything else is intact.
         run.progress = lambda: f"stopped after {state.batches} batches"
         pacer = _run_bulk(session_filter, state, wipe_frames=wipe_frames, on_batch=on_batch)
@@ -335,7 +306,7 @@ def start_clear_all(*, actor: Actor, expected_sessions: int, wipe_frames: bool =
         "all": True,
         "expected_sessions": expected_sessions,
         "after_rowid": 0,
-        "max_rowid": _max_rowid(),
+        "max_rowid": max_rowid(),
         "batches": 0,
         "wipe_frames": wipe_frames,
     }
@@ -385,55 +356,3 @@ def continue_clear_all(audit, *, seconds: float = 1.0) -> DeletionResult:
         batches=state.batches,
         longest_batch_ms=pacer.longest_ms,
     )
-
-
-# --- Counting ------------------------------------------------------------------------
-
-
-def count_all() -> Counts:
-    """Exact totals of the three tables (for the clear-all confirmation)."""
-    with time_limit(COUNT_TIME_LIMIT_MS):
-        return Counts(
-            sessions=run_sql("SELECT COUNT(*) FROM sessions", [])[0][0],
-            messages=run_sql("SELECT COUNT(*) FROM session_messages", [])[0][0],
-            state=run_sql("SELECT COUNT(*) FROM session_state", [])[0][0],
-        )
-
-
-def count_matching(session_filter: SessionFilter) -> Counts:
-    """Exactly what a bulk delete with this filter would remove right now (dry run)."""
-    if session_filter.is_empty():
-        return count_all()
-    counts = Counts()
-    after = 0
-    with time_limit(COUNT_TIME_LIMIT_MS):
-        while rows := _candidates(session_filter, after, MAX_BATCH_SESSIONS):
-            after = rows[-1][0]
-            ids = [row[1] for row in rows]
-            marks = placeholders(len(ids))
-            counts.sessions += len(ids)
-            counts.messages += run_sql(
-                f"SELECT COUNT(*) FROM session_messages WHERE session_id IN ({marks})", ids
-            )[0][0]
-            counts.state += run_sql(
-                f"SELECT COUNT(*) FROM session_state WHERE session_id IN ({marks})", ids
-            )[0][0]
-    return counts
-
-
-def count_ids(session_ids: Sequence[str]) -> Counts:
-    """Exactly what deleting these sessions would remove (missing ids count nothing)."""
-    ids = list(dict.fromkeys(session_ids))
-    counts = Counts()
-    for chunk in chunks(ids, MAX_BATCH_SESSIONS):
-        marks = placeholders(len(chunk))
-        counts.sessions += run_sql(f"SELECT COUNT(*) FROM sessions WHERE id IN ({marks})", chunk)[
-            0
-        ][0]
-        counts.messages += run_sql(
-            f"SELECT COUNT(*) FROM session_messages WHERE session_id IN ({marks})", chunk
-        )[0][0]
-        counts.state += run_sql(
-            f"SELECT COUNT(*) FROM session_state WHERE session_id IN ({marks})", chunk
-        )[0][0]
-    return counts

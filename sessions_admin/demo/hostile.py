@@ -6,7 +6,7 @@ any column hold any storage class, a crashed writer leaves odd rows, the file ba
 leaves empty, cut or binary files, and names on disk need not be UTF-8. The property
 tests (``tests/hostile/``) plant the same cases and generate many more.
 
-Like the rest of :mod:`sessions_admin.store.demo` this is plain ``sqlite3``: it writes
+Like the rest of :mod:`sessions_admin.demo` this is plain ``sqlite3``: it writes
 only to a store it is handed (a demo or test store, never the runtime's).
 """
 

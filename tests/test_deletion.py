@@ -8,9 +8,10 @@ import sqlite3
 import pytest
 from django.db import connections
 
+from sessions_admin import deletion
+from sessions_admin.deletion import Actor
 from sessions_admin.models import DeletionAudit
-from sessions_admin.store import deletion
-from sessions_admin.store.deletion import Actor
+from sessions_admin.store import frames as store_frames
 from tests.conftest import STORE_DB
 from tests.deletion_rows import ACTOR, Recorder, other_tables, rows_of
 
@@ -130,7 +131,7 @@ def test_wiping_everything_removes_the_frames_directory_after_the_rows_are_commi
     sid = store.add_session("wipe_me")
     store.add_message(sid)
     make_frames(store.frames_root, sid, 300)
-    real = deletion.cascade.frames.remove_session_dir
+    real = store_frames.remove_session_dir
     rows_at_removal = []
 
     def spy(root, session_id):
@@ -138,7 +139,7 @@ def test_wiping_everything_removes_the_frames_directory_after_the_rows_are_commi
         rows_at_removal.append(rows_of(store, session_id))
         return real(root, session_id)
 
-    monkeypatch.setattr(deletion.cascade.frames, "remove_session_dir", spy)
+    monkeypatch.setattr(store_frames, "remove_session_dir", spy)
     result = deletion.delete_session(sid, actor=ACTOR, wipe_frames=True)
     assert rows_at_removal == [(0, 0, 0)]
     assert not (store.frames_root / sid).exists()

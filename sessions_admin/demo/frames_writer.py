@@ -1,6 +1,6 @@
 """Activity-frame files of the demo home, and the thread that writes them.
 
-For a fraction of the sessions, :mod:`sessions_admin.store.demo.rows` hands
+For a fraction of the sessions, :mod:`sessions_admin.demo.rows` hands
 each session's finished rows to :meth:`FramesWriter._write_frames`, which
 turns one to three of its turns (requests) into ``activity-<requestId>.jsonl``
 files the way the runtime logs them; a few orphan directories (sessions that
@@ -20,8 +20,8 @@ from random import Random
 from threading import Thread
 from typing import Any
 
-from sessions_admin.store.demo.pools import compact_json
-from sessions_admin.store.demo.vocabulary import DAY_MS, MODELS, WINDOW_MS
+from sessions_admin.demo.pools import compact_json
+from sessions_admin.demo.vocabulary import DAY_MS, MODELS, WINDOW_MS
 
 FRAMES_DIRNAME = "sessions"
 _ORPHAN_DIRS = 5
@@ -32,7 +32,7 @@ def _jsonl(objects: Sequence[dict[str, Any]]) -> bytes:
 
 
 class FramesWriter:
-    """The frames half of :class:`~sessions_admin.store.demo.rows.Builder` (a mixin).
+    """The frames half of :class:`~sessions_admin.demo.rows.Builder` (a mixin).
 
     The builder's ``__init__`` sets the state declared below: one build's
     frame sessions, its ``frng`` stream and the writer thread's queue.

@@ -3,7 +3,7 @@
 Splits ``schema.sql`` into what runs before the load (pragmas, tables) and
 after it (indexes, the trigger), opens the store under a temporary name with
 build pragmas (no journal, no fsync, a big cache), adds the neighbour tables,
-runs :class:`~sessions_admin.store.demo.rows.Builder` in one transaction,
+runs :class:`~sessions_admin.demo.rows.Builder` in one transaction,
 switches the file to WAL, and links it into place only when complete. It
 never overwrites an existing store.
 """
@@ -20,12 +20,12 @@ from pathlib import Path
 from random import Random
 
 from sessions_admin import clock
-from sessions_admin.store.demo.frames_writer import FRAMES_DIRNAME
-from sessions_admin.store.demo.rows import Builder
-from sessions_admin.store.demo.vocabulary import DAY_MS
+from sessions_admin.demo.frames_writer import FRAMES_DIRNAME
+from sessions_admin.demo.rows import Builder
+from sessions_admin.demo.vocabulary import DAY_MS
 
-# schema.sql sits in sessions_admin/store/, one level above this package.
-SCHEMA_PATH = Path(__file__).parents[1] / "schema.sql"
+# The store's own schema (the runtime's, copied beside the store layer that reads it).
+SCHEMA_PATH = Path(__file__).parents[1] / "store" / "schema.sql"
 STORE_RELPATH = Path("data", "agents", "store.db")
 
 # Neighbour tables: a real store.db holds more than the session tables. They

@@ -10,8 +10,9 @@ from datetime import timedelta
 import pytest
 from django.db import connections
 
+from sessions_admin import deletion
 from sessions_admin.models import DeletionAudit
-from sessions_admin.store import deletion
+from sessions_admin.store import cascade as store_cascade
 from sessions_admin.store.connection import StoreReadOnly
 from sessions_admin.store.queries import SessionFilter
 from tests.conftest import STORE_DB, point_store_at
@@ -127,7 +128,7 @@ def test_a_bulk_delete_interrupted_inside_a_batch_leaves_no_half_deleted_session
     monkeypatch.setattr(deletion.bulk, "INITIAL_ROW_BUDGET", 20)
     monkeypatch.setattr(deletion.bulk, "MAX_ROW_BUDGET", 20)
     ids = fill(store, 40, 4)
-    real = deletion.cascade.run_sql
+    real = store_cascade.run_sql
     calls = {"n": 0}
 
     def crash_on_the_third_batchs_session_delete(sql, params=()):
@@ -137,7 +138,7 @@ def test_a_bulk_delete_interrupted_inside_a_batch_leaves_no_half_deleted_session
                 raise RuntimeError("killed")
         return real(sql, params)
 
-    monkeypatch.setattr(deletion.cascade, "run_sql", crash_on_the_third_batchs_session_delete)
+    monkeypatch.setattr(store_cascade, "run_sql", crash_on_the_third_batchs_session_delete)
     with pytest.raises(RuntimeError):
         deletion.clear_all(actor=ACTOR)
     states = {rows_of(store, s) for s in ids}

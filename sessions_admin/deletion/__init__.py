@@ -1,17 +1,15 @@
 """Every delete the dashboard makes: the runtime's cascade and its bulk forms.
 
-The store is the runtime's; it keeps writing while we delete. So:
+This package sits above both kinds of data, because a delete writes to both:
+the runtime's store (through :mod:`sessions_admin.store.cascade`, where the SQL
+is) and ours (the :class:`~sessions_admin.ourdata.audit.DeletionAudit` row, the
+side index and rollups told what is gone). The store is the runtime's; it keeps
+writing while we delete. So:
 
-* The cascade's SQL lives in exactly one function, :func:`.cascade.cascade_delete`. It runs
-  inside one ``transaction.atomic(using="agents")`` (the backend makes that a
-  ``BEGIN IMMEDIATE``) and issues, in the runtime's order (foreign keys are on,
-  children go first)::
-
-      DELETE FROM session_messages WHERE session_id = ?
-      DELETE FROM session_state    WHERE session_id = ?
-      DELETE FROM sessions         WHERE id         = ?
-
-  or the same three with ``IN (?, …)`` for a batch of whole sessions.
+* The cascade's SQL lives in exactly one function,
+  :func:`sessions_admin.store.cascade.delete_rows`: one ``BEGIN IMMEDIATE``,
+  messages, state, then the session row, in the runtime's order. Only this
+  package calls it, through :func:`.cascade.cascade_delete`.
 * Bulk operations (a filtered set, retention, clear-all) are many short
   batches. Each batch is chosen outside any transaction, sized by the number
   of rows it will delete so it holds the write lock for a few tens of
@@ -36,51 +34,49 @@ The store is the runtime's; it keeps writing while we delete. So:
 The package, each module using only the ones above it:
 
 * :mod:`.results` -- what a delete takes and gives back: :class:`Actor`,
-  :class:`Counts`, :class:`FramesReport`, :class:`DeletionResult`, previews,
-  and :class:`SessionNotFound`;
+  :class:`DeletionResult`, and :class:`SessionNotFound` (the store's
+  :class:`Counts`, :class:`FramesReport`, previews and counts are re-exported here);
 * :mod:`.audit` -- :func:`~.audit.audited`, the bookkeeping of the
   :class:`~sessions_admin.ourdata.audit.DeletionAudit` row every operation goes
   through, and the read-only refusal;
-* :mod:`.cascade` -- the only SQL that writes to the store (:func:`cascade_delete`),
-  frame-directory removal, and one session: preview, delete, wipe;
+* :mod:`.cascade` -- :func:`~.cascade.cascade_delete` (the store's cascade, then
+  our data forgets the ids) and one session: delete, wipe;
 * :mod:`.bulk` -- the paced batch runner and everything built on it:
-  filtered sets, clear-all, retention, selected ids, the stepped clear-all,
-  exact counts. Its pacing settings (``MIN_PAUSE_MS``, ``MAX_BATCH_SESSIONS``,
+  filtered sets, clear-all, retention, selected ids, the stepped clear-all.
+  Its pacing settings (``MIN_PAUSE_MS``, ``MAX_BATCH_SESSIONS``,
   the row budgets…) are read at run time from that module: tune them there
   (they are not re-exported here, so ``monkeypatch.setattr`` on the package
   fails loudly instead of silently changing nothing);
-* :mod:`.orphans` -- leftovers: messages and state without a session row, and
-  frame directories without one.
+* :mod:`.orphans` -- leftovers removed: messages and state without a session
+  row, and frame directories without one (found by :mod:`sessions_admin.store.orphans`).
 """
 
-from sessions_admin.store.deletion.bulk import (
+from sessions_admin.deletion.bulk import (
     BatchHook,
     clear_all,
     continue_clear_all,
-    count_all,
-    count_ids,
-    count_matching,
     delete_filtered,
     delete_older_than,
     delete_sessions,
     retention_filter,
     start_clear_all,
 )
-from sessions_admin.store.deletion.cascade import delete_session, preview_session
-from sessions_admin.store.deletion.orphans import (
+from sessions_admin.deletion.cascade import delete_session
+from sessions_admin.deletion.orphans import remove_orphan_frames, remove_orphaned_children
+from sessions_admin.deletion.results import Actor, DeletionResult, SessionNotFound
+from sessions_admin.store.cascade import (
+    Counts,
+    FramesReport,
+    SessionPreview,
+    count_all,
+    count_ids,
+    count_matching,
+    preview_session,
+)
+from sessions_admin.store.orphans import (
+    OrphanedChildren,
     find_orphan_frames,
     find_orphaned_children,
-    remove_orphan_frames,
-    remove_orphaned_children,
-)
-from sessions_admin.store.deletion.results import (
-    Actor,
-    Counts,
-    DeletionResult,
-    FramesReport,
-    OrphanedChildren,
-    SessionNotFound,
-    SessionPreview,
 )
 
 __all__ = [

@@ -4,7 +4,7 @@ Its calendar (the data spans the 90 days before ``now_ms``), the weighted
 targets, profiles and models, names of people, agents and services, the
 templates users and the assistant speak in, and the tools with their
 operations and failure modes. Nothing here draws a random number:
-:mod:`sessions_admin.store.demo.pools` turns it into pools once per build.
+:mod:`sessions_admin.demo.pools` turns it into pools once per build.
 """
 
 from __future__ import annotations

@@ -1,10 +1,10 @@
-"""Leftovers with no session row: orphaned children and orphaned frame directories.
+"""Leftovers with no session row removed: orphaned children and frame directories.
 
 A crashed writer can leave messages and state whose session row is gone;
-the runtime's own deletes leave frame directories behind. Both are found
-here and removed in batches (children through the cascade with
-``children_only``, never touching ``sessions``; directories only after a
-re-check that their session row is still absent).
+the runtime's own deletes leave frame directories behind. Both are found by
+:mod:`sessions_admin.store.orphans` and removed here in batches (children
+through the cascade with ``children_only``, never touching ``sessions``;
+directories only after a re-check that their session row is still absent).
 """
 
 from __future__ import annotations
@@ -13,52 +13,20 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from sessions_admin.ourdata.audit import DeletionAudit
-from sessions_admin.sqlhelpers import chunks, placeholders
-from sessions_admin.store import frames
-from sessions_admin.store.connection import frames_root, run_sql, time_limit
-
 # MAX_BATCH_SESSIONS is read as bulk.MAX_BATCH_SESSIONS, so a value tuned on
 # that module applies here too, as it did when all of this was one module.
-from sessions_admin.store.deletion import bulk
-from sessions_admin.store.deletion.audit import AUDIT_MAX_IDS, audited, check_writable
-from sessions_admin.store.deletion.bulk import (
-    COUNT_TIME_LIMIT_MS,
-    Pacer,
-    child_counts,
-    whole_session_batches,
-)
-from sessions_admin.store.deletion.cascade import cascade_delete, remove_frames
-from sessions_admin.store.deletion.results import (
-    Actor,
-    Counts,
-    DeletionResult,
-    FramesReport,
-    OrphanedChildren,
-)
+from sessions_admin.deletion import bulk
+from sessions_admin.deletion.audit import AUDIT_MAX_IDS, audited, check_writable
+from sessions_admin.deletion.bulk import Pacer, whole_session_batches
+from sessions_admin.deletion.cascade import cascade_delete
+from sessions_admin.deletion.results import Actor, DeletionResult
+from sessions_admin.ourdata.audit import DeletionAudit
+from sessions_admin.sqlhelpers import chunks
+from sessions_admin.store.cascade import Counts, FramesReport, child_counts, remove_frames
+from sessions_admin.store.orphans import find_orphan_frames, find_orphaned_children
+from sessions_admin.store.queries import existing_session_ids
 
 # --- Orphaned children ---------------------------------------------------------------
-
-
-def find_orphaned_children(limit_ms: int = COUNT_TIME_LIMIT_MS) -> OrphanedChildren:
-    """Messages and state whose session row is missing (a crashed writer's leftovers)."""
-    found: dict[str, None] = {}
-    messages = state = 0
-    with time_limit(limit_ms):
-        for table in ("session_messages", "session_state"):
-            rows = run_sql(
-                f"SELECT session_id, COUNT(*) FROM {table} AS child WHERE NOT EXISTS "
-                "(SELECT 1 FROM sessions WHERE sessions.id = child.session_id) "
-                "GROUP BY session_id",
-                [],
-            )
-            for sid, count in rows:
-                found[sid] = None
-                if table == "session_messages":
-                    messages += count
-                else:
-                    state += count
-    return OrphanedChildren(sorted(found), messages, state)
 
 
 def remove_orphaned_children(*, actor: Actor) -> DeletionResult:
@@ -87,23 +55,6 @@ def remove_orphaned_children(*, actor: Actor) -> DeletionResult:
 # --- Orphaned frame directories -----------------------------------------------------
 
 
-def _existing_ids(session_ids: list[str]) -> set[str]:
-    """Which of these ids have a session row (for :func:`frames.scan_frame_dirs`)."""
-    found: set[str] = set()
-    for chunk in chunks(session_ids, bulk.MAX_BATCH_SESSIONS):
-        marks = placeholders(len(chunk))
-        found.update(
-            row[0] for row in run_sql(f"SELECT id FROM sessions WHERE id IN ({marks})", chunk)
-        )
-    return found
-
-
-def find_orphan_frames() -> frames.OrphanReport:
-    """Frame directories with no session row (the runtime's own deletes leave them),
-    with every directory's size, in one scan of the frames root."""
-    return frames.scan_frame_dirs(frames_root(), _existing_ids)
-
-
 def remove_orphan_frames(
     session_ids: Sequence[str] | None = None, *, actor: Actor
 ) -> DeletionResult:
@@ -130,7 +81,7 @@ def remove_orphan_frames(
         else:
             ids = list(dict.fromkeys(session_ids))
         for chunk in chunks(ids, bulk.MAX_BATCH_SESSIONS):
-            present = _existing_ids(chunk)
+            present = existing_session_ids(chunk)
             skipped += len(present)
             remove_frames([sid for sid in chunk if sid not in present], report)
         detail = f"{report.missing} already gone" if report.missing else ""

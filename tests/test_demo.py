@@ -1,7 +1,7 @@
-"""Tests for sessions_admin.store.demo: the demo host-home generator.
+"""Tests for sessions_admin.demo: the demo host-home generator.
 
 Plain pytest, no Django database. Runs either inside the normal suite or
-alone: ``pytest tests/test_store_demo.py -p no:django --noconftest``.
+alone: ``pytest tests/test_demo.py -p no:django --noconftest``.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from sessions_admin.store import demo
-from sessions_admin.store.demo import BIG_SESSION_ID, SCHEMA_PATH, DemoSummary, build_demo_home
+from sessions_admin import demo
+from sessions_admin.demo import BIG_SESSION_ID, SCHEMA_PATH, DemoSummary, build_demo_home
 
 NOW_MS = 1_750_000_000_000  # fixed, so builds are comparable
 SMALL = {"sessions": 60, "messages_per_session": 12, "seed": 3, "now_ms": NOW_MS}

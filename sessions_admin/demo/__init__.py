@@ -44,7 +44,7 @@ command and by plain tests alike.
 
 from __future__ import annotations
 
-from sessions_admin.store.demo.build import (
+from sessions_admin.demo.build import (
     SCHEMA_PATH,
     STORE_RELPATH,
     DemoSummary,
@@ -52,9 +52,9 @@ from sessions_admin.store.demo.build import (
     schema_statements,
 )
 
-# The builder reads the frame caps from sessions_admin.store.demo.rows: tune
+# The builder reads the frame caps from sessions_admin.demo.rows: tune
 # (or monkeypatch) them there; these names are copies for reading.
-from sessions_admin.store.demo.rows import (
+from sessions_admin.demo.rows import (
     BIG_SESSION_ID,
     FRAMES_CAP_SESSIONS,
     FRAMES_CAP_THRESHOLD,

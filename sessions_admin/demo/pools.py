@@ -1,7 +1,7 @@
 """Pools: the vocabulary expanded into ready-made texts, JSON and timings.
 
 Built once per build from a seeded ``Random``, so the hot loop in
-:mod:`sessions_admin.store.demo.rows` only indexes lists by ``getrandbits``.
+:mod:`sessions_admin.demo.rows` only indexes lists by ``getrandbits``.
 Also here: the JSON encoder every generated document goes through, session
 titles as the runtime derives them, weighted choices and the principals.
 """
@@ -16,7 +16,7 @@ from itertools import accumulate
 from random import Random
 from typing import Any
 
-from sessions_admin.store.demo.vocabulary import (
+from sessions_admin.demo.vocabulary import (
     ADVICE,
     AGENT_NAMES,
     ASK_REASONS,

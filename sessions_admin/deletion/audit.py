@@ -17,9 +17,10 @@ from typing import Any
 
 from django.utils import timezone
 
+from sessions_admin.deletion.results import Actor
 from sessions_admin.ourdata.audit import DeletionAudit
+from sessions_admin.store.cascade import Counts, FramesReport
 from sessions_admin.store.connection import StoreError, StoreReadOnly, is_read_only
-from sessions_admin.store.deletion.results import Actor, Counts, FramesReport
 
 #: Session ids listed in an audit row's target (the counts are always exact).
 AUDIT_MAX_IDS = 1_000

@@ -4,7 +4,7 @@
 order, buffers them, and flushes each chunk (sorted by ``ts``, so concurrent
 sessions interleave as in a live store) through multi-row INSERTs. It also
 appends the optional huge ``sess_big`` session. The activity-frame half of a
-build comes from :class:`~sessions_admin.store.demo.frames_writer.FramesWriter`.
+build comes from :class:`~sessions_admin.demo.frames_writer.FramesWriter`.
 """
 
 from __future__ import annotations
@@ -21,10 +21,9 @@ from random import Random
 from threading import Thread
 from typing import Any
 
-from sessions_admin.sqlhelpers import placeholders
-from sessions_admin.store.demo.frames_writer import FRAMES_DIRNAME, FramesWriter
-from sessions_admin.store.demo.pools import Pools, principals, weighted
-from sessions_admin.store.demo.vocabulary import (
+from sessions_admin.demo.frames_writer import FRAMES_DIRNAME, FramesWriter
+from sessions_admin.demo.pools import Pools, principals, weighted
+from sessions_admin.demo.vocabulary import (
     CUSTOM_STATE_KEYS,
     DAY_MS,
     MODELS,
@@ -32,6 +31,7 @@ from sessions_admin.store.demo.vocabulary import (
     TARGETS,
     WINDOW_MS,
 )
+from sessions_admin.sqlhelpers import placeholders
 
 #: Above this many sessions, frames are written for at most
 #: ``FRAMES_CAP_SESSIONS`` of them, so a 500k-session store does not create

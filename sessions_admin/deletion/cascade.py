@@ -1,0 +1,75 @@
+"""The cascade as the dashboard runs it, and one session: delete, wipe.
+
+:func:`cascade_delete` is the one door to the store's cascade
+(:func:`sessions_admin.store.cascade.delete_rows`, which holds the three DELETE
+statements): every bulk form in :mod:`.bulk` and :mod:`.orphans` calls it, and once
+the rows are committed it is the one place every deleted id passes, where our own
+data about sessions (the side index, the rollups) forgets them.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+
+from sessions_admin.deletion.audit import Outcome, audited
+from sessions_admin.deletion.results import Actor, DeletionResult, SessionNotFound
+from sessions_admin.ourdata.audit import DeletionAudit
+from sessions_admin.ourdata.sync import forget_sessions
+from sessions_admin.store.cascade import (
+    Counts,
+    FramesReport,
+    delete_rows,
+    frames_kept_bytes,
+    remove_frames,
+)
+from sessions_admin.store.queries import SessionFilter
+
+
+def cascade_delete(
+    session_ids: Sequence[str],
+    *,
+    still_matching: SessionFilter | None = None,
+    children_only: bool = False,
+) -> tuple[Counts, list[str]]:
+    """The store's cascade (see :func:`~sessions_admin.store.cascade.delete_rows` for
+    ``still_matching`` and ``children_only``), then our own data forgets the ids
+    deleted. Returns the counts and those ids."""
+    counts, ids = delete_rows(
+        session_ids, still_matching=still_matching, children_only=children_only
+    )
+    # Committed. What keeps data about sessions (the side index, the rollups) forgets
+    # ``ids`` here, after the store's transaction, so a failed delete forgets nothing.
+    forget_sessions(ids)
+    return counts, ids
+
+
+def delete_session(session_id: str, *, actor: Actor, wipe_frames: bool = False) -> DeletionResult:
+    """The runtime's ``$sessionDelete``; with ``wipe_frames`` also its frames directory."""
+    operation = (
+        DeletionAudit.Operation.WIPE_SESSION
+        if wipe_frames
+        else DeletionAudit.Operation.DELETE_SESSION
+    )
+    report = FramesReport() if wipe_frames else None
+    with audited(operation, actor, {"session_ids": [session_id]}, report=report) as run:
+        started = time.perf_counter()
+        counts, deleted = cascade_delete([session_id])
+        cascade_ms = (time.perf_counter() - started) * 1000  # BEGIN IMMEDIATE … COMMIT
+        run.counts = counts
+        if counts.rows == 0:
+            error = SessionNotFound(session_id)
+            run.report = None
+            run.save(Outcome.REFUSED, error.message)
+            raise error
+        if report is not None:
+            remove_frames(deleted, report)
+        run.finish()
+    return DeletionResult(
+        counts=counts,
+        frames=report,
+        audit_id=run.audit_id,
+        batches=1,
+        longest_batch_ms=cascade_ms,
+        frames_kept_bytes=None if report is not None else frames_kept_bytes(session_id),
+    )

@@ -1,0 +1,319 @@
+"""The store's side of every delete: the runtime's cascade, and what sizes and counts it.
+
+:func:`delete_rows` is the only SQL that writes to the store: in one
+``transaction.atomic(using="agents")`` (the backend makes that a
+``BEGIN IMMEDIATE``) it issues, in the runtime's order (foreign keys are on,
+children go first)::
+
+    DELETE FROM session_messages WHERE session_id = ?
+    DELETE FROM session_state    WHERE session_id = ?
+    DELETE FROM sessions         WHERE id         = ?
+
+or the same three with ``IN (?, …)`` for a batch of whole sessions.
+:func:`remove_frames` removes frame directories after a commit. Only
+:mod:`sessions_admin.deletion` calls either: it wraps every call in an audit row
+and tells our own data which sessions are gone. The rest of this module reads:
+the candidates and sizes a bulk delete batches by, exact counts for a dry run
+or a confirmation, one session's preview.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db import DatabaseError, transaction
+
+from sessions_admin.humanize import file_size
+from sessions_admin.sqlhelpers import CHUNK, chunks, placeholders
+from sessions_admin.store import frames
+from sessions_admin.store.connection import (
+    StoreReadOnly,
+    describe_database_error,
+    frames_root,
+    is_read_only,
+    run_sql,
+    time_limit,
+)
+from sessions_admin.store.queries import SessionFilter
+from sessions_admin.store.router import STORE_ALIAS
+
+#: Most ids in one ``IN (…)`` list when counting (SQLite allows 32,766 parameters).
+IDS_PER_QUERY = CHUNK
+#: Exact counts on the clear-all page may take a while on ten million messages.
+COUNT_TIME_LIMIT_MS = 20_000
+
+
+@dataclass
+class Counts:
+    sessions: int = 0
+    messages: int = 0
+    state: int = 0
+
+    def add(self, other: Counts) -> None:
+        self.sessions += other.sessions
+        self.messages += other.messages
+        self.state += other.state
+
+    @property
+    def rows(self) -> int:
+        return self.sessions + self.messages + self.state
+
+    def describe(self) -> str:
+        return (
+            f"{self.sessions:,} session{'s' if self.sessions != 1 else ''}, "
+            f"{self.messages:,} message{'s' if self.messages != 1 else ''}, "
+            f"{self.state:,} state row{'s' if self.state != 1 else ''}"
+        )
+
+
+@dataclass
+class FramesReport:
+    dirs_removed: int = 0
+    bytes_removed: int = 0
+    files_removed: int = 0
+    missing: int = 0
+    refused: list[tuple[str, str]] = field(default_factory=list)  # (session id, reason)
+    #: What the removed directories held besides regular files, by kind.
+    others_removed: dict[str, int] = field(default_factory=dict)
+
+    def describe_others(self) -> str:
+        """``2 symlinks, 1 FIFO`` (unlinked, never followed); empty when none."""
+        kinds = sorted(self.others_removed.items())
+        return ", ".join(f"{n:,} {kind}{'s' if n != 1 else ''}" for kind, n in kinds)
+
+    def describe(self) -> str:
+        parts = []
+        if self.dirs_removed:
+            others = self.describe_others()
+            parts.append(
+                f"frames removed ({self.dirs_removed:,} "
+                f"director{'ies' if self.dirs_removed != 1 else 'y'}, "
+                f"{file_size(self.bytes_removed)}" + (f", also {others}" if others else "") + ")"
+            )
+        elif not self.refused:
+            parts.append("no frames directory")
+        if self.refused:
+            parts.append(
+                f"frames NOT removed for {len(self.refused):,} session"
+                f"{'s' if len(self.refused) != 1 else ''}: {self.refused[0][1]}"
+            )
+        return "; ".join(parts)
+
+
+@dataclass(frozen=True)
+class SessionPreview:
+    """What deleting one session would remove (for the confirmation dialog)."""
+
+    session_id: str
+    messages: int
+    state: int
+    frames_bytes: int | None  # None: no directory
+    frames_files: int | None
+    frames_refusal: str | None = None
+
+
+# --- The writes -------------------------------------------------------------------------
+
+
+def delete_rows(
+    session_ids: Sequence[str],
+    *,
+    still_matching: SessionFilter | None = None,
+    children_only: bool = False,
+) -> tuple[Counts, list[str]]:
+    """Delete whole sessions in one IMMEDIATE transaction, children first.
+
+    One id gives exactly the runtime's three statements. Several give the
+    same three over ``IN (…)``, after a re-check inside the transaction:
+    with ``still_matching``, sessions that no longer match it are left alone.
+    ``children_only`` is for orphans: it deletes messages and state of ids
+    that have no session row (re-checked too) and never touches ``sessions``.
+    Returns the counts and the ids actually deleted.
+    """
+    if is_read_only():
+        raise StoreReadOnly()
+    ids = list(dict.fromkeys(session_ids))
+    if not ids:
+        return Counts(), []
+    try:
+        with transaction.atomic(using=STORE_ALIAS):
+            if children_only:
+                marks = placeholders(len(ids))
+                present = {
+                    row[0] for row in run_sql(f"SELECT id FROM sessions WHERE id IN ({marks})", ids)
+                }
+                ids = [i for i in ids if i not in present]
+            elif still_matching is not None:
+                marks = placeholders(len(ids))
+                clauses, params = still_matching.where()
+                where = " AND ".join([f"id IN ({marks})", *clauses])
+                present = {
+                    row[0]
+                    for row in run_sql(f"SELECT id FROM sessions WHERE {where}", [*ids, *params])
+                }
+                ids = [i for i in ids if i in present]
+            if not ids:
+                return Counts(), []
+            match = "= ?" if len(ids) == 1 else f"IN ({placeholders(len(ids))})"
+            counts = Counts()
+            counts.messages = run_sql(
+                f"DELETE FROM session_messages WHERE session_id {match}", ids
+            ).rowcount
+            counts.state = run_sql(
+                f"DELETE FROM session_state WHERE session_id {match}", ids
+            ).rowcount
+            if not children_only:
+                counts.sessions = run_sql(f"DELETE FROM sessions WHERE id {match}", ids).rowcount
+    except DatabaseError as exc:
+        raise describe_database_error(exc) from exc
+    return counts, ids
+
+
+def remove_frames(session_ids: Iterable[str], report: FramesReport) -> None:
+    """Remove each session's frame directory; refusals are recorded, not raised."""
+    root = frames_root()
+    for session_id in session_ids:
+        try:
+            removed = frames.remove_session_dir(root, session_id)
+        except frames.FramesRefused as exc:
+            report.refused.append((session_id, str(exc)))
+            continue
+        except OSError as exc:
+            report.refused.append((session_id, f"could not remove: {exc.strerror or exc}"))
+            continue
+        if not removed.existed:
+            report.missing += 1
+        else:
+            # An empty directory, or one holding only FIFOs or symlinks, was
+            # removed too: it counts, with what it held.
+            report.dirs_removed += 1
+            report.bytes_removed += removed.bytes
+            report.files_removed += removed.files
+            for kind, count in removed.others:
+                report.others_removed[kind] = report.others_removed.get(kind, 0) + count
+
+
+# --- What a bulk delete batches by (reads, no lock) --------------------------------------
+
+
+def max_rowid() -> int:
+    return run_sql("SELECT MAX(rowid) FROM sessions", [])[0][0] or 0
+
+
+def candidates(
+    session_filter: SessionFilter, after_rowid: int, limit: int, max_rowid: int | None = None
+) -> list[tuple]:
+    """The next sessions matching the filter, in rowid order (read, no lock).
+
+    Walking the table by rowid reads it once over the whole operation, whatever
+    the filter, and never revisits rows already decided."""
+    clauses, params = session_filter.where()
+    bound: list[str] = []
+    bound_params: list[Any] = []
+    if max_rowid is not None:
+        bound, bound_params = ["rowid <= ?"], [max_rowid]
+    where = " AND ".join(["rowid > ?", *bound, *clauses])
+    return run_sql(
+        f"SELECT rowid, id FROM sessions WHERE {where} ORDER BY rowid LIMIT ?",
+        [after_rowid, *bound_params, *params, limit],
+    )
+
+
+def child_counts(session_ids: list[str]) -> dict[str, int]:
+    """Messages + state rows per session (index-only reads, no lock)."""
+    marks = placeholders(len(session_ids))
+    sizes: dict[str, int] = dict.fromkeys(session_ids, 0)
+    for table in ("session_messages", "session_state"):
+        for sid, count in run_sql(
+            f"SELECT session_id, COUNT(*) FROM {table} WHERE session_id IN ({marks}) "
+            "GROUP BY session_id",
+            session_ids,
+        ):
+            sizes[sid] = sizes.get(sid, 0) + count
+    return sizes
+
+
+# --- Counting -------------------------------------------------------------------------
+
+
+def count_all() -> Counts:
+    """Exact totals of the three tables (for the clear-all confirmation)."""
+    with time_limit(COUNT_TIME_LIMIT_MS):
+        return Counts(
+            sessions=run_sql("SELECT COUNT(*) FROM sessions", [])[0][0],
+            messages=run_sql("SELECT COUNT(*) FROM session_messages", [])[0][0],
+            state=run_sql("SELECT COUNT(*) FROM session_state", [])[0][0],
+        )
+
+
+def count_matching(session_filter: SessionFilter) -> Counts:
+    """Exactly what a bulk delete with this filter would remove right now (dry run)."""
+    if session_filter.is_empty():
+        return count_all()
+    counts = Counts()
+    after = 0
+    with time_limit(COUNT_TIME_LIMIT_MS):
+        while rows := candidates(session_filter, after, IDS_PER_QUERY):
+            after = rows[-1][0]
+            ids = [row[1] for row in rows]
+            marks = placeholders(len(ids))
+            counts.sessions += len(ids)
+            counts.messages += run_sql(
+                f"SELECT COUNT(*) FROM session_messages WHERE session_id IN ({marks})", ids
+            )[0][0]
+            counts.state += run_sql(
+                f"SELECT COUNT(*) FROM session_state WHERE session_id IN ({marks})", ids
+            )[0][0]
+    return counts
+
+
+def count_ids(session_ids: Sequence[str]) -> Counts:
+    """Exactly what deleting these sessions would remove (missing ids count nothing)."""
+    ids = list(dict.fromkeys(session_ids))
+    counts = Counts()
+    for chunk in chunks(ids, IDS_PER_QUERY):
+        marks = placeholders(len(chunk))
+        counts.sessions += run_sql(f"SELECT COUNT(*) FROM sessions WHERE id IN ({marks})", chunk)[
+            0
+        ][0]
+        counts.messages += run_sql(
+            f"SELECT COUNT(*) FROM session_messages WHERE session_id IN ({marks})", chunk
+        )[0][0]
+        counts.state += run_sql(
+            f"SELECT COUNT(*) FROM session_state WHERE session_id IN ({marks})", chunk
+        )[0][0]
+    return counts
+
+
+# --- One session ----------------------------------------------------------------------
+
+
+def preview_session(session_id: str) -> SessionPreview:
+    """Counts for the confirmation dialog (and the frames directory's size)."""
+    messages = run_sql("SELECT COUNT(*) FROM session_messages WHERE session_id = ?", [session_id])[
+        0
+    ][0]
+    state = run_sql("SELECT COUNT(*) FROM session_state WHERE session_id = ?", [session_id])[0][0]
+    frames_bytes = frames_files = None
+    refusal = None
+    try:
+        usage = frames.dir_usage(frames_root(), session_id)
+    except frames.FramesRefused as exc:
+        refusal = str(exc)
+    except OSError as exc:
+        refusal = f"cannot read it: {exc.strerror or exc}"
+    else:
+        if usage is not None:
+            frames_bytes, frames_files = usage
+    return SessionPreview(session_id, messages, state, frames_bytes, frames_files, refusal)
+
+
+def frames_kept_bytes(session_id: str) -> int | None:
+    """The size of the frames directory a delete left behind, for the flash message."""
+    try:
+        usage = frames.dir_usage(frames_root(), session_id)
+    except (frames.FramesRefused, OSError):
+        return None
+    return None if usage is None else usage[0]
