@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from dataclasses import dataclass
 
 from sessions_admin.ourdata.rollups.figures import BadFigureQuery, Scope
+from sessions_admin.params import MAX_SQLITE_INT
 
 PAGE_SIZE = 50
 
@@ -43,16 +45,23 @@ class CallPage:
     next_cursor: str | None
 
 
+#: ``<ts>_<id>``: ASCII digits only (``int()`` takes "²" and "1_000"), at most 19 each.
+_CURSOR = re.compile(r"(-?[0-9]{1,19})_(-?[0-9]{1,19})")
+
+
 def parse_cursor(raw: object) -> tuple[int, int] | None:
+    """The position a "More" link carries; a damaged one, or one past SQLite's
+    64-bit INTEGER (which sqlite3 refuses to bind), is a 400 naming ``cursor``."""
     if not isinstance(raw, str) or raw == "":
         return None
-    ts, sep, rowid = raw.partition("_")
-    try:
-        if not sep:
-            raise ValueError
-        return int(ts), int(rowid)
-    except ValueError:
-        raise BadFigureQuery("That “More” link is damaged: open the list again.") from None
+    match = _CURSOR.fullmatch(raw)
+    numbers = [int(part) for part in match.groups()] if match else []
+    if not numbers or any(not -MAX_SQLITE_INT - 1 <= n <= MAX_SQLITE_INT for n in numbers):
+        raise BadFigureQuery(
+            "cursor: that “More” link is damaged or out of range: open the list again."
+        )
+    ts, rowid = numbers
+    return ts, rowid
 
 
 #: Counting stops here: past it the page says "10,000 or more" (datasette's capped counts).

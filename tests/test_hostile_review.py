@@ -1,0 +1,86 @@
+"""Issue 17's hostile-review fixes: out-of-range page positions, world-readable
+data files, leftover -wal/-shm beside the store, raw titles in Markdown, tool
+names too long for a URL."""
+
+from __future__ import annotations
+
+import re
+from random import Random
+
+import pytest
+from django.core import signing
+
+from sessions_admin.ids import session_url
+from sessions_admin.ourdata import sync
+from tests import rollupdata as R
+from tests.conftest import STORE_DB
+from tests.frames_files import jl
+
+TOO_BIG = str(2**63)  # one past SQLite's largest INTEGER
+TOO_SMALL = str(-(2**63) - 1)
+
+
+@pytest.fixture
+def tools_synced(store, var_dir):
+    R.fill_store(store, Random(5), sessions=2)
+    sync.sync_once()
+    return store
+
+
+def assert_refused(response, name: str) -> None:
+    """A 400 whose message (not just any text on the page) names the parameter."""
+    assert response.status_code == 400
+    message = re.search(r'class="error-message">(.*?)</p>', response.content.decode(), re.S)
+    assert message and re.search(rf"\b{name}\b", message.group(1)), message
+
+
+@STORE_DB
+@pytest.mark.parametrize(
+    "cursor",
+    [f"{TOO_BIG}_1", f"1_{TOO_BIG}", f"{TOO_SMALL}_1", "1_-1_", "x_1", "1", "²_1", "1_" + "9" * 30],
+)
+def test_a_tool_pages_cursor_out_of_range_or_malformed_is_a_400_naming_it(
+    tools_synced, staff_client, cursor
+):
+    ok = staff_client.get(f"/tools/{R.TOOLS[0]}/")
+    assert ok.status_code == 200 and R.TOOLS[0] in ok.content.decode()
+    assert_refused(staff_client.get(f"/tools/{R.TOOLS[0]}/", {"cursor": cursor}), "cursor")
+
+
+@STORE_DB
+@pytest.mark.parametrize("value", [2**63, -(2**63) - 1, 2**80])
+def test_a_session_list_cursor_holding_an_out_of_range_number_is_a_400(store, staff_client, value):
+    store.add_session("a")
+    # A token only the server can sign: were the key ever known, still no 500.
+    token = signing.dumps(["-last_active", value, "a"], salt="sessions.cursor", compress=True)
+    assert_refused(staff_client.get("/sessions/", {"cursor": token}), "cursor")
+    assert_refused(staff_client.get("/sessions/", {"cursor": "not-a-token"}), "cursor")
+
+
+@STORE_DB
+@pytest.mark.parametrize("before", [TOO_BIG, "9" * 30, "-1", "x", "²"])
+def test_a_search_page_position_out_of_range_or_malformed_is_a_400(store, staff_client, before):
+    assert_refused(staff_client.get("/search/", {"q": "hello", "before": before}), "before")
+
+
+@STORE_DB
+@pytest.mark.parametrize("name", ["after", "before", "at"])
+@pytest.mark.parametrize("value", [TOO_BIG, TOO_SMALL, "x"])
+def test_a_transcript_position_out_of_range_is_a_400(conversation, staff_client, name, value):
+    sid, _ = conversation
+    assert_refused(staff_client.get(session_url(sid), {name: value}), name)
+
+
+@STORE_DB
+@pytest.mark.parametrize("name", ["offset", "n"])
+def test_a_frames_position_out_of_range_is_a_400_and_the_largest_one_answers(
+    store, staff_client, name
+):
+    sid = store.add_session("s")
+    (store.frames_root / sid).mkdir()
+    (store.frames_root / sid / "activity-r1.jsonl").write_bytes(jl({"kind": "start"}))
+    page = session_url(sid, "frames/r1")
+    assert_refused(staff_client.get(page, {name: TOO_BIG}), name)
+    assert_refused(staff_client.get(page, {name: "-1"}), name)
+    largest = staff_client.get(page, {name: str(2**63 - 1)})
+    assert largest.status_code == 200
