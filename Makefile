@@ -45,7 +45,7 @@ $(VENV)/.installed-dev: requirements.txt requirements-dev.txt
 	@touch $@ $(VENV)/.installed
 
 var/secret_key:
-	@mkdir -p var
+	@mkdir -p -m 700 var
 	@umask 077 && $(PY) -c "import secrets; print(secrets.token_urlsafe(50))" > $@
 
 demo: setup ## A demo host home under var/ (only if AGENTS_HOST_HOME is not set and none exists)

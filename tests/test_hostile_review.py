@@ -4,17 +4,23 @@ names too long for a URL."""
 
 from __future__ import annotations
 
+import os
 import re
+import stat
+import subprocess
+import sys
+from pathlib import Path
 from random import Random
 
 import pytest
 from django.core import signing
 
 from sessions_admin.ids import session_url
-from sessions_admin.ourdata import sync
+from sessions_admin.ourdata import sidedb, sync
 from tests import rollupdata as R
 from tests.conftest import STORE_DB
 from tests.frames_files import jl
+from tests.prodserver import ROOT, clean_environment
 
 TOO_BIG = str(2**63)  # one past SQLite's largest INTEGER
 TOO_SMALL = str(-(2**63) - 1)
@@ -84,3 +90,74 @@ def test_a_frames_position_out_of_range_is_a_400_and_the_largest_one_answers(
     assert_refused(staff_client.get(page, {name: "-1"}), name)
     largest = staff_client.get(page, {name: str(2**63 - 1)})
     assert largest.status_code == 200
+
+
+def mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+def with_umask_022() -> None:
+    os.umask(0o022)  # the usual login default: new files 0644, folders 0755
+
+
+@pytest.fixture
+def umask_022():
+    old = os.umask(0o022)
+    yield
+    os.umask(old)
+
+
+@STORE_DB
+def test_a_new_data_folder_and_every_file_the_steps_write_in_it_are_private(store, tmp_path):
+    store.add_session("a")
+    store.add_message("a", content="hello")
+    var = tmp_path / "fresh" / "var"
+    env = clean_environment(
+        DJANGO_SECRET_KEY="perm-test-" + "k" * 40,
+        SESSIONS_ADMIN_VAR_DIR=str(var),
+        AGENTS_HOST_HOME=str(store.home),
+    )
+    for step in (["migrate", "--skip-checks"], ["ensure_staff", "--skip-checks"], ["sync_index"]):
+        done = subprocess.run(
+            [sys.executable, "manage.py", *step],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            preexec_fn=with_umask_022,
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+    assert mode(var) == 0o700
+    files = {path.name: mode(path) for path in var.iterdir() if path.is_file()}
+    assert files == {"django.sqlite3": 0o600, "admin-password": 0o600, "side.sqlite3": 0o600}
+
+
+@STORE_DB
+def test_the_side_databases_wal_and_shm_are_private_too(store, var_dir, umask_022):
+    store.add_session("a")
+    store.add_message("a", content="hello")
+    sync.sync_once()
+    reader = sidedb.connect()  # held open: SQLite keeps -wal and -shm while it is
+    reader.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    files = {path.name: mode(path) for path in var_dir.iterdir()}
+    reader.close()
+    assert files == {
+        "side.sqlite3": 0o600,
+        "side.sqlite3-wal": 0o600,
+        "side.sqlite3-shm": 0o600,
+    }
+
+
+def test_make_creates_the_data_folder_and_secret_key_private(tmp_path):
+    venv = Path(sys.executable).parent.parent
+    done = subprocess.run(
+        ["make", "-s", "-f", str(ROOT / "Makefile"), "var/secret_key", f"VENV={venv}"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        preexec_fn=with_umask_022,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert mode(tmp_path / "var") == 0o700
+    assert mode(tmp_path / "var" / "secret_key") == 0o600
+    assert len((tmp_path / "var" / "secret_key").read_text().strip()) >= 50
