@@ -14,6 +14,8 @@ from random import Random
 
 import pytest
 from django.core import signing
+from django.core.management import call_command
+from django.db import connections
 
 from sessions_admin.ids import session_url
 from sessions_admin.ourdata import sidedb, sync
@@ -161,3 +163,32 @@ def test_make_creates_the_data_folder_and_secret_key_private(tmp_path):
     assert mode(tmp_path / "var") == 0o700
     assert mode(tmp_path / "var" / "secret_key") == 0o600
     assert len((tmp_path / "var" / "secret_key").read_text().strip()) >= 50
+
+
+def wal_store(store) -> set[str]:
+    """The store in WAL mode, as the runtime keeps it, with nothing holding it open."""
+    store.add_session("a", title="a session in wal mode")
+    store.add_message("a", content="hello")
+    conn = store.connect()
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.close()
+    before = {path.name for path in store.path.parent.iterdir()}
+    assert before == {"store.db"}
+    return before
+
+
+@STORE_DB
+def test_the_check_command_leaves_no_wal_or_shm_beside_an_idle_store(store, capsys):
+    before = wal_store(store)
+    call_command("check")
+    assert "System check identified no issues" in capsys.readouterr().out
+    assert {path.name for path in store.path.parent.iterdir()} == before
+
+
+@STORE_DB
+def test_a_page_view_leaves_no_wal_or_shm_beside_an_idle_store(store, staff_client):
+    before = wal_store(store)
+    page = staff_client.get("/sessions/")
+    assert page.status_code == 200 and "a session in wal mode" in page.content.decode()
+    connections["agents"].close()  # what the end of a request does outside the test client
+    assert {path.name for path in store.path.parent.iterdir()} == before
