@@ -16,6 +16,7 @@ import pytest
 from django.core import signing
 from django.core.management import call_command
 from django.db import connections
+from django.utils.html import escape
 
 from sessions_admin.ids import session_url
 from sessions_admin.ourdata import sidedb, sync
@@ -192,3 +193,41 @@ def test_a_page_view_leaves_no_wal_or_shm_beside_an_idle_store(store, staff_clie
     assert page.status_code == 200 and "a session in wal mode" in page.content.decode()
     connections["agents"].close()  # what the end of a request does outside the test client
     assert {path.name for path in store.path.parent.iterdir()} == before
+
+
+LONG_TOOL = "tool." + "".join(f"seg{i}é/" for i in range(700))[:4995]
+
+
+def tool_links(html: str) -> list[str]:
+    return [
+        href.replace("&amp;", "&")
+        for href in re.findall(r'href="(/tools/[^"]+)"', html)
+        if href != "/tools/"
+    ]
+
+
+@STORE_DB
+@pytest.mark.parametrize("tool", [LONG_TOOL, "~/" + "0" * 32, "~/plain"])
+def test_every_tool_gets_a_short_link_that_opens_its_page(store, var_dir, staff_client, tool):
+    sid = store.add_session("s")
+    store.add_message(sid, "tool", "", tool_name=tool, tool_call_id="c1", tool_duration_ms=5)
+    store.add_message(sid, "tool", "", tool_name="short.tool", tool_call_id="c2")
+    sync.sync_once()
+    links = tool_links(staff_client.get("/tools/?window=all").content.decode())
+    assert "/tools/short.tool/" in links  # a readable name keeps its readable URL
+    (link,) = [href for href in links if "short.tool" not in href and "errors=1" not in href]
+    assert len(link) < 300
+    page = staff_client.get(link)
+    assert page.status_code == 200
+    html = page.content.decode()
+    assert escape(tool) in html
+    assert session_url(sid) in html  # its call, linked to its message
+    assert "short.tool" not in html.split("<main>", 1)[1]
+
+
+@STORE_DB
+def test_a_tool_key_that_names_no_tool_is_a_404(store, var_dir, staff_client):
+    store.add_session("s")
+    sync.sync_once()
+    assert staff_client.get("/tools/~/" + "f" * 32 + "/").status_code == 404
+    assert staff_client.get("/tools/~/not-a-key/").status_code == 404

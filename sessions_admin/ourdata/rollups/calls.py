@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 import sqlite3
 from dataclasses import dataclass
@@ -133,3 +134,30 @@ def known_tool(side: sqlite3.Connection, tool: str) -> bool:
         side.execute("SELECT 1 FROM rollup_call WHERE tool = ? LIMIT 1", [tool]).fetchone()
         is not None
     )
+
+
+#: A tool's page by key instead of by name: ``/tools/~/<key>/``.
+KEYED_PREFIX = "~/"
+_KEY = re.compile(r"[0-9a-f]{32}")
+
+
+def tool_key(tool: str) -> str:
+    """A short, stable stand-in for a tool name too long for a URL (128 bits of SHA-256)."""
+    return hashlib.sha256(tool.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+def tool_by_key(side: sqlite3.Connection, key: str) -> str | None:
+    """The tool whose :func:`tool_key` is ``key``, or None.
+
+    Walks the distinct tool names by index seeks (one per tool, not one per
+    call): only links to names too long for a URL come this way.
+    """
+    if not _KEY.fullmatch(key):
+        return None
+    seek = "SELECT tool FROM rollup_call INDEXED BY rollup_call_tool_ts"
+    row = side.execute(f"{seek} ORDER BY tool LIMIT 1").fetchone()
+    while row is not None:
+        if tool_key(row[0]) == key:
+            return row[0]
+        row = side.execute(f"{seek} WHERE tool > ? ORDER BY tool LIMIT 1", [row[0]]).fetchone()
+    return None
