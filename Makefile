@@ -7,7 +7,7 @@ PORT ?= 8000
 PY := $(VENV)/bin/python
 MANAGE := DJANGO_SECRET_KEY="$${DJANGO_SECRET_KEY:-$$(cat var/secret_key)}" AGENTS_HOST_HOME="$(abspath $(HOST_HOME))" $(PY) manage.py
 
-.PHONY: run serve setup venv demo migrate staff test test-fast browser-deps lint bench clean
+.PHONY: run serve setup setup-dev venv venv-dev demo migrate staff test test-fast browser-deps lint bench clean
 
 run: setup demo migrate staff ## Set up, then serve the dashboard on 127.0.0.1:$(PORT)
 	$(MANAGE) collectstatic --noinput --verbosity 0 --skip-checks
@@ -25,16 +25,27 @@ serve: setup demo migrate staff ## The same, served as in production: gunicorn f
 	  $(VENV)/bin/gunicorn -c gunicorn.conf.py --bind 127.0.0.1:$(PORT)
 
 setup: venv var/secret_key
+setup-dev: venv-dev var/secret_key
 
+# Two stamps: .installed says requirements.txt (what production runs) is in
+# the venv, .installed-dev that requirements-dev.txt (tests, lint, benchmarks)
+# is too. `make run` needs only the first; `make test` after it still
+# installs the dev set, and a dev install counts as the production one.
 venv: $(VENV)/.installed
+venv-dev: $(VENV)/.installed-dev
 
 $(VENV)/.installed: requirements.txt
 	@test -x $(PY) || "$$(scripts/find-python)" -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt
 	@touch $@
 
+$(VENV)/.installed-dev: requirements.txt requirements-dev.txt
+	@test -x $(PY) || "$$(scripts/find-python)" -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
+	@touch $@ $(VENV)/.installed
+
 var/secret_key:
-	@mkdir -p var
+	@mkdir -p -m 700 var
 	@umask 077 && $(PY) -c "import secrets; print(secrets.token_urlsafe(50))" > $@
 
 demo: setup ## A demo host home under var/ (only if AGENTS_HOST_HOME is not set and none exists)
@@ -57,17 +68,17 @@ browser-deps: ## Debian's Chromium for the browser tests (nothing downloads a br
 	  fi; \
 	fi
 
-test: setup browser-deps ## The whole suite, browser tests included
+test: setup-dev browser-deps ## The whole suite, browser tests included
 	$(PY) -m pytest
 
-test-fast: setup ## Everything but the browser tests
+test-fast: setup-dev ## Everything but the browser tests
 	$(PY) -m pytest -m "not browser"
 
-lint: setup
+lint: setup-dev
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 
-bench: setup ## Benchmarks on a generated 500k-session store (takes a while)
+bench: setup-dev ## Benchmarks on a generated 500k-session store (takes a while)
 	$(PY) bench/run.py
 
 clean:

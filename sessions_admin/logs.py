@@ -21,6 +21,7 @@ import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote_plus
 
 if TYPE_CHECKING:
     from django.http import HttpRequest, HttpResponse
@@ -40,13 +41,52 @@ _RECORD_FIELDS = frozenset(vars(logging.makeLogRecord({}))) | {"message", "ascti
 MAX_LOGGED_CHARS = 500
 
 
+#: Query parameters whose values never reach a log line (matched anywhere in the
+#: name, any case: ``password``, ``api_token``, ``csrfmiddlewaretoken``, ``key``…).
+SECRET_PARAM = re.compile(r"pass|pwd|token|secret|key|csrf|auth|session|sig|credential", re.I)
+REDACTED = "[redacted]"
+# JSON escapes the C0 controls, but not these three: Python's splitlines() and
+# JavaScript's line terminators (U+2028/9) would cut a line where they stand.
+_LINE_SEPARATORS = str.maketrans({"\x85": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"})
+
+
 def _clip(text: str) -> str:
     return text if len(text) <= MAX_LOGGED_CHARS else text[:MAX_LOGGED_CHARS] + "…"
 
 
+def one_line_json(value: Any) -> str:
+    """``value`` as JSON that no line splitter can cut (no raw line separator)."""
+    return json.dumps(value, default=str, ensure_ascii=False).translate(_LINE_SEPARATORS)
+
+
+def redacted_query(query: str) -> str:
+    """A raw query string with the values of secret-like parameters replaced."""
+    parts = []
+    for part in query.split("&"):
+        name, sep, _ = part.partition("=")
+        if sep and SECRET_PARAM.search(unquote_plus(name)):
+            part = f"{name}={REDACTED}"
+        parts.append(part)
+    return "&".join(parts)
+
+
+def loggable_path(request: HttpRequest) -> str:
+    """The request's path and query for a log line: secrets redacted, clipped."""
+    path, sep, query = request.get_full_path().partition("?")
+    return _clip(path + sep + redacted_query(query))
+
+
+def _loggable(value: Any) -> Any:
+    # Django's own request lines (django.request) carry the request object,
+    # whose repr holds the full query string.
+    if hasattr(value, "get_full_path") and hasattr(value, "method"):
+        return f"<{type(value).__name__}: {value.method} {loggable_path(value)!r}>"
+    return value
+
+
 def _extra_fields(record: logging.LogRecord) -> dict[str, Any]:
     return {
-        key: value
+        key: _loggable(value)
         for key, value in vars(record).items()
         if key not in _RECORD_FIELDS and not key.startswith("_")
     }
@@ -65,7 +105,7 @@ class JsonFormatter(logging.Formatter):
         }
         if record.exc_info:
             entry["exception"] = self.formatException(record.exc_info)
-        return json.dumps(entry, default=str, ensure_ascii=False)
+        return one_line_json(entry)
 
 
 class TextFormatter(logging.Formatter):
@@ -74,8 +114,7 @@ class TextFormatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
         stamp = datetime.fromtimestamp(record.created, UTC).strftime("%H:%M:%S.%f")[:-3]
         extras = " ".join(
-            f"{key}={json.dumps(value, default=str, ensure_ascii=False)}"
-            for key, value in _extra_fields(record).items()
+            f"{key}={one_line_json(value)}" for key, value in _extra_fields(record).items()
         )
         line = f"{stamp} {record.levelname:<7} {record.name}: {record.getMessage()}"
         line = f"{line}  {extras}" if extras else line
@@ -131,7 +170,7 @@ class RequestLogMiddleware:
                 response.status_code,
                 extra={
                     "method": request.method,
-                    "path": _clip(request.get_full_path()),
+                    "path": loggable_path(request),
                     "status": response.status_code,
                     "duration_ms": round((time.perf_counter() - started) * 1000, 1),
                     "user": _user_name(request),
@@ -143,8 +182,12 @@ class RequestLogMiddleware:
 
 
 def request_filter(request: HttpRequest) -> dict[str, str]:
-    """The query parameters a store query was filtered by, clipped for a log line."""
-    return {_clip(key): _clip(value) for key, value in request.GET.items()}
+    """The query parameters a store query was filtered by, clipped for a log line
+    (secret-like ones redacted)."""
+    return {
+        _clip(key): REDACTED if SECRET_PARAM.search(key) else _clip(value)
+        for key, value in request.GET.items()
+    }
 
 
 def log_time_limit_stop(request: HttpRequest, error: Exception) -> None:

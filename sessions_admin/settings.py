@@ -29,10 +29,11 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 
 # --- Our data folder: Django's SQLite file, collected static files ---------
 # Created here, so that a fresh clone's first `manage.py migrate` works; a
-# folder we may not create stops the start with the variable to set.
+# folder we may not create stops the start with the variable to set. Mode 0700:
+# it holds password hashes, sessions and the side index, for this user alone.
 VAR_DIR = env_path("SESSIONS_ADMIN_VAR_DIR") or BASE_DIR / "var"
 try:
-    VAR_DIR.mkdir(parents=True, exist_ok=True)
+    VAR_DIR.mkdir(mode=0o700, parents=True, exist_ok=True)
 except OSError as exc:
     raise ImproperlyConfigured(
         f"The data folder {VAR_DIR} cannot be created ({exc.strerror}): "
@@ -124,6 +125,11 @@ DJANGO_DATABASE = env_database_url("DJANGO_DATABASE_URL") or {
     "ENGINE": "django.db.backends.sqlite3",
     "NAME": env_path("SESSIONS_ADMIN_DJANGO_DB") or VAR_DIR / "django.sqlite3",
 }
+if DJANGO_DATABASE["ENGINE"].endswith("sqlite3") and Path(DJANGO_DATABASE["NAME"]).parent.is_dir():
+    # SQLite would create the file 0644 (the umask's default); an empty file is
+    # a valid database, so it starts 0600 here, and SQLite gives its -journal
+    # and -wal files the database file's mode.
+    Path(DJANGO_DATABASE["NAME"]).touch(mode=0o600, exist_ok=True)
 
 DATABASES = {
     "default": DJANGO_DATABASE,

@@ -27,18 +27,25 @@ HOST = "admin.example.com"
 PASSWORD = "a-long-test-password-1"
 
 
+def production_block(readme: str) -> list[list[str]]:
+    """The README's Production commands, each split as a shell would."""
+    block = readme.split("## Production", 1)[1].split("```sh", 1)[1].split("```", 1)[0]
+    logical = block.replace("\\\n", " ").splitlines()
+    return [words for line in logical if (words := shlex.split(line, comments=True))]
+
+
+def production_install(readme: str) -> list[str]:
+    """The README's ``pip`` command, without the ``pip``."""
+    return next(words[1:] for words in production_block(readme) if words[0] == "pip")
+
+
 def production_steps(readme: str) -> tuple[dict[str, str], list[list[str]], list[str]]:
     """The README's Production block: its exported variables, its manage.py steps
     and its gunicorn command, each split as a shell would."""
-    block = readme.split("## Production", 1)[1].split("```sh", 1)[1].split("```", 1)[0]
-    logical = block.replace("\\\n", " ").splitlines()
     env: dict[str, str] = {}
     steps: list[list[str]] = []
     server: list[str] = []
-    for line in logical:
-        words = shlex.split(line, comments=True)
-        if not words:
-            continue
+    for words in production_block(readme):
         if words[0] == "export":
             env.update(word.split("=", 1) for word in words[1:])
         elif words[:2] == ["python", "manage.py"]:
@@ -128,6 +135,18 @@ class Deployment:
     process: subprocess.Popen
     log: Path
     outputs: dict[str, str]
+    python: str = sys.executable
+
+    def manage(self, *args: str) -> subprocess.CompletedProcess:
+        """``python manage.py ARGS`` in the deployed copy, as an operator would run it."""
+        return subprocess.run(
+            [self.python, "manage.py", *args],
+            cwd=self.repo,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
 
     def browser(self) -> Browser:
         return Browser(self.port)
@@ -149,15 +168,46 @@ def clean_environment(**extra: str) -> dict[str, str]:
         k: v
         for k, v in os.environ.items()
         if not k.startswith(("DJANGO_", "SESSIONS_ADMIN_", "AGENTS_", "GUNICORN_"))
+        # A server's Python finds only its own venv's packages.
+        and k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")
     }
     env.update(extra)
     return env
 
 
-def deploy(workdir: Path, host_home: Path, **extra_env: str) -> Deployment:
-    """Copy the repo, run the README's steps in it, start its gunicorn command."""
+def production_venv(repo: Path, venv: Path) -> str:
+    """A new venv from the Python ``scripts/find-python`` picks, holding only what
+    the README's ``pip install`` puts there; returns its interpreter."""
+    found = subprocess.run(
+        [str(repo / "scripts" / "find-python")], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    subprocess.run([found, "-m", "venv", str(venv)], check=True, capture_output=True, timeout=120)
+    python = str(venv / "bin" / "python")
+    install = production_install((repo / "README.md").read_text())
+    done = subprocess.run(
+        [python, "-m", "pip", *install, "--quiet"],
+        cwd=repo,
+        env=clean_environment(),
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert done.returncode == 0, f"pip {' '.join(install)}:\n{done.stdout}{done.stderr}"
+    return python
+
+
+def deploy(
+    workdir: Path, host_home: Path, *, fresh_venv: bool = False, **extra_env: str
+) -> Deployment:
+    """Copy the repo, run the README's steps in it, start its gunicorn command.
+
+    ``fresh_venv``: run everything with a new venv's Python holding only the
+    README's install (slow: ~10 s with pip's cache, more without), not the
+    test run's own.
+    """
     repo = copy_repo(workdir / "repo")
     assert not (repo / "var").exists()
+    python = production_venv(repo, workdir / "venv") if fresh_venv else sys.executable
     exported, steps, server = production_steps((repo / "README.md").read_text())
     env = clean_environment(**exported)
     env.update(
@@ -172,7 +222,7 @@ def deploy(workdir: Path, host_home: Path, **extra_env: str) -> Deployment:
             # The README's step asks for a password at the terminal; the same, unattended:
             step = [*step, "--noinput", "--username", "admin", "--email", "admin@example.com"]
         done = subprocess.run(
-            [sys.executable, "manage.py", *step],
+            [python, "manage.py", *step],
             cwd=repo,
             env=env,
             capture_output=True,
@@ -181,20 +231,20 @@ def deploy(workdir: Path, host_home: Path, **extra_env: str) -> Deployment:
         )
         assert done.returncode == 0, f"manage.py {' '.join(step)}:\n{done.stdout}{done.stderr}"
         outputs[" ".join(step)] = done.stdout + done.stderr
-    process, port, log = serve(repo, env, server, workdir / "gunicorn.log")
-    deployment = Deployment(repo, env, port, process, log, outputs)
+    process, port, log = serve(repo, env, server, workdir / "gunicorn.log", python)
+    deployment = Deployment(repo, env, port, process, log, outputs, python)
     wait_until_healthy(deployment)
     return deployment
 
 
 def serve(
-    repo: Path, env: dict[str, str], server: list[str], log: Path
+    repo: Path, env: dict[str, str], server: list[str], log: Path, python: str = sys.executable
 ) -> tuple[subprocess.Popen, int, Path]:
     """Start the README's gunicorn command in ``repo`` on a free port."""
     port = free_port()
     bind = [w if not w.startswith("127.0.0.1:") else f"127.0.0.1:{port}" for w in server]
     process = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", *bind],
+        [python, "-m", "gunicorn", *bind],
         cwd=repo,
         env=env,
         stdout=log.open("w"),
@@ -207,8 +257,10 @@ def another_instance(deployment: Deployment, workdir: Path) -> Deployment:
     """A second dashboard from the same code, with its own data folder."""
     env = {**deployment.env, "SESSIONS_ADMIN_VAR_DIR": str(workdir / "var-2")}
     _, _, server = production_steps((deployment.repo / "README.md").read_text())
-    process, port, log = serve(deployment.repo, env, server, workdir / "gunicorn-2.log")
-    second = Deployment(deployment.repo, env, port, process, log, {})
+    process, port, log = serve(
+        deployment.repo, env, server, workdir / "gunicorn-2.log", deployment.python
+    )
+    second = Deployment(deployment.repo, env, port, process, log, {}, deployment.python)
     wait_until_healthy(second)
     return second
 

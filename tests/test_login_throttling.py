@@ -143,3 +143,31 @@ def test_behind_proxies_the_client_address_comes_from_x_forwarded_for(alice, set
         HTTP_X_FORWARDED_FOR="spoofed, 198.51.100.4",
     )
     assert other_client.status_code == 302
+
+
+@pytest.mark.parametrize(
+    "forwarded",
+    ["not-an-ip", "203.0.113.9:4711", "<script>", "999.1.1.1", "unknown", "203.0.113.9 x"],
+)
+def test_a_forwarded_entry_that_is_not_an_address_counts_as_none(alice, settings, forwarded):
+    settings.CLIENT_IP_PROXY_COUNT = 1
+    reply = Client().post(
+        "/login/",
+        {"username": "alice", "password": "wrong"},
+        REMOTE_ADDR="127.0.0.1",
+        HTTP_X_FORWARDED_FOR=forwarded,
+    )
+    assert reply.status_code == 200
+    # As documented: no address from the proxies, so the connection's own.
+    assert AccessAttempt.objects.get(username="alice").ip_address == "127.0.0.1"
+
+
+def test_an_ipv6_forwarded_entry_is_counted_as_that_address(alice, settings):
+    settings.CLIENT_IP_PROXY_COUNT = 1
+    Client().post(
+        "/login/",
+        {"username": "alice", "password": "wrong"},
+        REMOTE_ADDR="127.0.0.1",
+        HTTP_X_FORWARDED_FOR="spoofed, 2001:db8::7",
+    )
+    assert AccessAttempt.objects.get(username="alice").ip_address == "2001:db8::7"

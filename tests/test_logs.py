@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import logging
 
+from django.test import RequestFactory
+
 from sessions_admin.ids import session_url
 from sessions_admin.logs import JsonFormatter, RequestIdFilter, TextFormatter
 from sessions_admin.models import DeletionAudit
@@ -162,3 +164,58 @@ def test_a_refused_delete_is_a_warning_with_its_audit_id(store, staff_client, ca
     ]
     assert (ended.audit_id, ended.outcome) == (audit.pk, "refused")
     assert "read-only" in ended.detail
+
+
+LINE_SEPARATORS = "\x85\u2028\u2029\n\r\x0b\x0c\x1c\x1d\x1e"
+
+
+def test_no_line_separator_reaches_a_json_line_raw():
+    text = f"a{LINE_SEPARATORS}b"
+    line = JsonFormatter().format(record("path %s", text, path=text))
+    assert line.splitlines() == [line]  # Python's splitter knows every separator
+    assert not set(LINE_SEPARATORS) & set(line)
+    entry = json.loads(line)
+    assert entry["message"] == f"path {text}" and entry["path"] == text  # nothing lost
+
+
+def test_the_text_formatters_fields_hold_no_raw_line_separator_either():
+    line = TextFormatter().format(record("a request", path=f"a{LINE_SEPARATORS}b"))
+    assert line.splitlines() == [line]
+    assert line.endswith('path="a\\u0085\\u2028\\u2029\\n\\r\\u000b\\f\\u001c\\u001d\\u001eb"')
+
+
+SECRETS = {
+    "password": "hunter2",
+    "api_token": "tok-123",
+    "csrfmiddlewaretoken": "csrf-456",
+    "key": "k-789",
+    "Client_Secret": "s-000",
+}
+
+
+@STORE_DB
+def test_secret_like_query_parameters_are_redacted_in_the_request_line(store, staff_client, caplog):
+    caplog.set_level(logging.INFO, logger="sessions_admin.request")
+    query = "&".join(f"{name}={value}" for name, value in SECRETS.items())
+    staff_client.get(f"/sessions/?target=ops.pager&{query}&q=deploy")
+    (line,) = request_lines(caplog)
+    assert line.path == (
+        "/sessions/?target=ops.pager&password=[redacted]&api_token=[redacted]"
+        "&csrfmiddlewaretoken=[redacted]&key=[redacted]&Client_Secret=[redacted]&q=deploy"
+    )
+
+
+@STORE_DB
+def test_secret_like_parameters_are_redacted_in_time_limit_warnings_and_django_lines(
+    store, staff_client, caplog, monkeypatch
+):
+    def stopped(*args, **kwargs):
+        raise StoreTimeout(3000)
+
+    monkeypatch.setattr(queries, "list_sessions", stopped)
+    staff_client.get("/sessions/?q=deploy&token=tok-123")
+    (warning,) = [r for r in caplog.records if r.name == "sessions_admin.store"]
+    assert warning.filter == {"q": "deploy", "token": "[redacted]"}
+    django_line = record("Bad Request", request=RequestFactory().get("/x/?a=1&password=hunter2"))
+    entry = json.loads(JsonFormatter().format(django_line))
+    assert entry["request"] == "<WSGIRequest: GET '/x/?a=1&password=[redacted]'>"

@@ -1,20 +1,31 @@
 """The README's Production steps, run on a copy of the repo without var/, served by gunicorn.
 
-One deployment for the module (the steps take ~10 s): a fresh copy, the
-README's exports and ``manage.py`` commands in order, then its gunicorn
-command with the repo's ``gunicorn.conf.py``, behind a pretend TLS proxy
-(``X-Forwarded-Proto: https``, ``Host: admin.example.com``).
+One deployment for the module (~20 s): a fresh copy, a new venv holding only
+what the README's ``pip install`` puts there (requirements.txt: no test, lint
+or benchmark tools), the README's exports and ``manage.py`` commands in order
+with that venv's Python, then its gunicorn command with the repo's
+``gunicorn.conf.py``, behind a pretend TLS proxy (``X-Forwarded-Proto: https``,
+``Host: admin.example.com``).
 """
 
 from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 from urllib.parse import quote
 
 import pytest
 
-from tests.prodserver import PASSWORD, ROOT, Deployment, deploy, production_steps
+from tests.prodserver import (
+    PASSWORD,
+    ROOT,
+    Deployment,
+    deploy,
+    production_install,
+    production_steps,
+)
 from tests.storebuilder import StoreBuilder, create_store
 
 #: Ids a browser cannot send as one plain path segment.
@@ -27,18 +38,58 @@ AWKWARD_IDS = {
 }
 
 
+#: What requirements-dev.txt adds, by import name: none of it may reach a server.
+DEV_ONLY = ["pytest", "pytest_django", "playwright", "hypothesis", "ruff", "locust"]
+#: What the server does run, by import name.
+RUNTIME = ["django", "django_htmx", "whitenoise", "gunicorn", "axes", "dj_database_url", "psycopg"]
+
+
 @pytest.fixture(scope="module")
-def deployed(tmp_path_factory) -> Deployment:
-    workdir = tmp_path_factory.mktemp("production")
-    builder = StoreBuilder(workdir / "home")
+def store(tmp_path_factory) -> StoreBuilder:
+    builder = StoreBuilder(tmp_path_factory.mktemp("production-home"))
     create_store(builder.path)
     builder.frames_root.mkdir(parents=True)
     for session_id, title in AWKWARD_IDS.items():
         builder.add_session(session_id, title=f"title: {title}")
         builder.add_message(session_id, content=f"message of {title}")
-    deployment = deploy(workdir, builder.home)
+    builder.add_session("doomed", title="title: to be deleted")
+    builder.add_message("doomed", content="message of the doomed one")
+    return builder
+
+
+@pytest.fixture(scope="module")
+def deployed(tmp_path_factory, store) -> Deployment:
+    deployment = deploy(tmp_path_factory.mktemp("production"), store.home, fresh_venv=True)
     yield deployment
     deployment.stop()
+
+
+def importable(python: str, modules: list[str]) -> dict[str, bool]:
+    script = "import importlib.util, json, sys; "
+    script += (
+        "print(json.dumps({m: importlib.util.find_spec(m) is not None for m in sys.argv[1:]}))"
+    )
+    done = subprocess.run([python, "-c", script, *modules], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def test_the_readme_installs_only_the_production_requirements():
+    assert production_install((ROOT / "README.md").read_text()) == [
+        "install",
+        "-r",
+        "requirements.txt",
+    ]
+    dev = (ROOT / "requirements-dev.txt").read_text().splitlines()
+    assert dev[[line.startswith("#") for line in dev].index(False)] == "-r requirements.txt"
+
+
+def test_the_server_venv_has_the_runtime_and_none_of_the_dev_tools(deployed):
+    assert deployed.python != sys.executable  # not the test run's own venv
+    assert importable(deployed.python, RUNTIME) == dict.fromkeys(RUNTIME, True)
+    assert importable(deployed.python, DEV_ONLY) == dict.fromkeys(DEV_ONLY, False)
+    # The same check on the test run's venv finds them: the check can fail.
+    assert importable(sys.executable, DEV_ONLY) == dict.fromkeys(DEV_ONLY, True)
 
 
 def test_the_readme_lists_every_step_the_issue_names():
@@ -140,6 +191,30 @@ def test_each_request_is_one_json_line_with_its_user_and_request_id(deployed):
     }
     assert isinstance(mine[0]["duration_ms"], float)
     assert any(line["logger"] == "gunicorn.error" for line in lines)
+
+
+def test_sync_index_from_the_server_venv_indexes_a_new_message(deployed, store):
+    browser = deployed.browser()
+    browser.log_in("admin", PASSWORD)
+    store.add_message("x", content="a needle appended later")
+    synced = deployed.manage("sync_index", "--quiet")
+    assert synced.returncode == 0, synced.stdout + synced.stderr
+    page = browser.request("GET", "/search/?q=" + quote("needle appended"))
+    assert page.status == 200
+    assert "title: plain x" in page.body
+    assert "nothing newer to index" in page.body
+
+
+def test_delete_session_from_the_server_venv_removes_the_session(deployed):
+    browser = deployed.browser()
+    browser.log_in("admin", PASSWORD)
+    assert browser.request("GET", "/sessions/doomed/").status == 200
+    deleted = deployed.manage("delete_session", "doomed")
+    assert deleted.returncode == 0, deleted.stdout + deleted.stderr
+    assert browser.request("GET", "/sessions/doomed/").status == 404
+    listing = browser.request("GET", "/sessions/").body
+    assert "title: to be deleted" not in listing
+    assert "title: plain x" in listing
 
 
 def test_a_hup_restart_replaces_the_workers_without_dropping_a_request(deployed):

@@ -116,3 +116,23 @@ def test_the_export_streams_a_long_session_in_chunks(store, viewer_client):
 def test_an_unknown_export_format_is_400(store, viewer_client):
     sid = store.add_session()
     assert viewer_client.get(session_url(sid, "export", format="xml")).status_code == 400
+
+
+HOSTILE_TITLE = "# x\n[link](javascript:alert(1)) ``code`` <b>*bold*</b> &amp; ~~s~~ #"
+
+
+@STORE_DB
+def test_the_markdown_export_escapes_raw_values_in_headings_and_lines(store, viewer_client):
+    sid = store.add_session("id`with``ticks", title=HOSTILE_TITLE, principal="`p`")
+    store.add_message(sid, "[r](javascript:x)\n# h", "hello")
+    text = export_text(viewer_client, sid, "md")
+    heading, _, rest = text.partition("\n")
+    assert heading == (
+        "# Session ```id`with``ticks```: \\# x \\[link\\](javascript:alert(1)) "
+        "\\`\\`code\\`\\` \\<b\\>\\*bold\\*\\</b\\> \\&amp; \\~\\~s\\~\\~ \\#"
+    )
+    assert "- principal: `` `p` ``\n" in rest
+    role_heading = next(line for line in text.splitlines() if "· message" in line)
+    assert role_heading.startswith("### \\[r\\](javascript:x) \\# h · ")
+    # No line but the first is a level-one heading, whatever the values held.
+    assert [line for line in text.splitlines() if line.startswith("# ")] == [heading]

@@ -80,7 +80,11 @@ def connect(*, create: bool = True, busy_timeout_ms: int = 5000) -> sqlite3.Conn
     path = side_path()
     if not create and not path.is_file():
         raise FileNotFoundError(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    # Only this user may read the index (message text): 0600, not the umask's
+    # 0644. An empty file is a valid database, and SQLite gives the -wal and
+    # -shm files the database file's mode.
+    path.touch(mode=0o600, exist_ok=True)
     module = driver()
     conn = module.connect(str(path), isolation_level=None, check_same_thread=False)
     conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")

@@ -76,7 +76,14 @@ def check_store(path: str | Path, *, read_only: bool, busy_timeout_s: float = 2.
         status.errors.append(f"The store path {path} is not a file.")
         return status
     try:
-        conn = sqlite3.connect(store_uri(path, read_only=True), uri=True, timeout=busy_timeout_s)
+        # Opened as the Django connection is (``mode=rw`` unless read-only mode),
+        # the authorizer refusing any write either way. The mode matters on a
+        # store in WAL mode nothing else has open: reading creates its -wal and
+        # -shm, and only a read-write connection, closing last, removes them;
+        # a ``mode=ro`` one leaves both behind in the runtime's folder.
+        conn = sqlite3.connect(
+            store_uri(path, read_only=read_only), uri=True, timeout=busy_timeout_s
+        )
     except sqlite3.Error as exc:
         status.errors.append(f"The store file {path} cannot be opened: {exc}.")
         return status

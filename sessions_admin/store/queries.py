@@ -222,6 +222,9 @@ def _tagged(value: Any) -> Any:
 def _untagged(value: Any) -> Any:
     if isinstance(value, dict):
         return bytes.fromhex(value["blob"])
+    if isinstance(value, int) and not -params.MAX_SQLITE_INT - 1 <= value <= params.MAX_SQLITE_INT:
+        # No store value is this big, and sqlite3 would refuse to bind it.
+        raise TypeError("out of SQLite's INTEGER range")
     if value is None or isinstance(value, int | float | str):
         return value
     raise TypeError("not a store value")

@@ -134,15 +134,15 @@ def _fence(text: str, info: str = "") -> str:
 
 def _when(epoch_ms: object) -> str:
     value = as_time(epoch_ms)
-    if isinstance(value, OddValue):
-        return value
+    if isinstance(value, OddValue):  # it may quote the stored text
+        return _md_text(value)
     moment = from_epoch_ms(value)
     return moment.strftime("%Y-%m-%d %H:%M:%S UTC") if moment else "—"
 
 
 def _md_json(text: str) -> str:
     if isinstance(text, OddValue):
-        return f"*({text})*\n"
+        return f"*({_md_text(text)})*\n"
     try:
         value = json.loads(text)
     except (ValueError, RecursionError):
@@ -158,21 +158,41 @@ def _md_json(text: str) -> str:
 
 
 def _md_inline(text: str | None) -> str:
+    """``text`` as one inline code span, exactly (but for its whitespace, flattened
+    to single spaces): the fence is a backtick run longer than any inside it."""
     if text is None:
         return ""
-    # Inline code cannot hold a newline or a backtick run safely: keep it simple.
-    flat = " ".join(text.split()).replace("`", "'")
-    return f"`{flat}`"
+    flat = " ".join(text.split())
+    if not flat:
+        return "*(empty)*"
+    longest = max((len(run) for run in re.findall(r"`+", flat)), default=0)
+    fence = "`" * (longest + 1)
+    # A backtick at either end would join the fence; CommonMark strips one
+    # space from each end of a span that has both, so padding is invisible.
+    padded = f" {flat} " if "`" in (flat[0], flat[-1]) else flat
+    return f"{fence}{padded}{fence}"
+
+
+#: What could start Markdown or HTML inside a line: emphasis, code, links and
+#: images, autolinks and tags, entities, a heading's closing #s, GFM's ~ and |.
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]<>&#~|!{}])")
+
+
+def _md_text(value: object) -> str:
+    """Any value as plain text on one line of Markdown: whitespace flattened,
+    every character that could start markup backslash-escaped."""
+    return _MD_SPECIAL.sub(r"\\\1", " ".join(str(value).split()))
 
 
 def export_markdown(session: queries.SessionRow) -> Iterator[str]:
-    title = session.title or "(untitled)"
-    yield f"# Session {_md_inline(session.id)}: {' '.join(title.split())}\n\n"
+    title = _md_text(session.title) if session.title else "(untitled)"
+    turns = session.turn_count
+    yield f"# Session {_md_inline(session.id)}: {title}\n\n"
     yield (
         f"- target: {_md_inline(session.target_key)}\n"
         f"- profile: {_md_inline(session.profile_key)}\n"
         f"- principal: {_md_inline(session.principal_id) or '—'}\n"
-        f"- turns: {session.turn_count if session.turn_count is not None else '—'}\n"
+        f"- turns: {_md_text(turns) if turns is not None else '—'}\n"
         f"- created: {_when(session.created_at)}\n"
         f"- last active: {_when(session.last_active)}\n\n## Transcript\n\n"
     )
@@ -184,7 +204,8 @@ def export_markdown(session: queries.SessionRow) -> Iterator[str]:
         if bytes in map(type, raw_row):
             row = [raw_row[0], *(as_text(value) for value in raw_row[1:])]
         when = _when(raw_row[index["ts"]])
-        parts = [f"### {row[index['role']]} · {when} · message {row[0]}\n\n"]
+        role = _md_text(row[index["role"]]) if row[index["role"]] else "*(no role)*"
+        parts = [f"### {role} · {when} · message {_md_text(row[0])}\n\n"]
         meta = [
             f"{label} {_md_inline(row[index[column]])}"
             for label, column in (
@@ -207,7 +228,7 @@ def export_markdown(session: queries.SessionRow) -> Iterator[str]:
             if row[index["tool_op"]]:
                 tool.append(f"· {_md_inline(row[index['tool_op']])}")
             if row[index["tool_duration_ms"]] is not None:
-                tool.append(f"· {as_int(raw_row[index['tool_duration_ms']])} ms")
+                tool.append(f"· {_md_text(as_int(raw_row[index['tool_duration_ms']]))} ms")
             parts.append(" ".join(tool) + "\n\n")
             for label, column in (("args", "tool_args"), ("result", "tool_result")):
                 if row[index[column]] is not None:

@@ -9,6 +9,7 @@ from django.urls import reverse
 
 from sessions_admin.charts import Point, bar_chart, sparkline
 from sessions_admin.ids import session_url
+from sessions_admin.ourdata.rollups import calls
 from sessions_admin.ourdata.rollups.figures import (
     WINDOWS,
     SideConnection,
@@ -29,9 +30,18 @@ def list_url(**params: str | None) -> str:
     return reverse("sessions") + ("?" + urlencode(kept) if kept else "")
 
 
+#: Longer tool paths go by key: gunicorn refuses a request line over 4,094 bytes (414).
+MAX_TOOL_PATH = 200
+
+
 def tool_url(tool: str, **params: str | None) -> str:
+    """A tool's page: by name, or by :func:`calls.tool_key` when the name, percent-
+    encoded, is too long for a URL or could be read as a key itself (``~/…``)."""
     kept = {k: v for k, v in params.items() if v}
-    return reverse("tool", args=[tool]) + ("?" + urlencode(kept) if kept else "")
+    path = reverse("tool", args=[tool])
+    if len(path) > MAX_TOOL_PATH or tool.startswith(calls.KEYED_PREFIX):
+        path = reverse("tool", args=[calls.KEYED_PREFIX + calls.tool_key(tool)])
+    return path + ("?" + urlencode(kept) if kept else "")
 
 
 def window_since(window: Window) -> str | None:

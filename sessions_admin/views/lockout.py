@@ -7,6 +7,7 @@ here, and axes calls them from the two login pages (``/login/`` and
 
 from __future__ import annotations
 
+import ipaddress
 from typing import Any
 
 from django.conf import settings
@@ -45,12 +46,23 @@ def client_address(request: HttpRequest) -> str | None:
     With ``DJANGO_PROXY_COUNT=N`` each of the N proxies appends the address it
     was reached from to ``X-Forwarded-For``, so the Nth entry from the right is
     the client as our outermost proxy saw it; entries further left are
-    whatever the client sent and are not trusted.
+    whatever the client sent and are not trusted. An entry that is not an IP
+    address counts as none, like a missing one: then ``REMOTE_ADDR``. Only an IP
+    address or None leaves here: axes stores it in a GenericIPAddressField, an
+    ``inet`` on PostgreSQL, which refuses anything else with a 500.
     """
     count = settings.CLIENT_IP_PROXY_COUNT
     if count:
         hops = [hop.strip() for hop in request.headers.get("X-Forwarded-For", "").split(",")]
         hops = [hop for hop in hops if hop]
-        if len(hops) >= count:
-            return hops[-count]
-    return request.META.get("REMOTE_ADDR")
+        if len(hops) >= count and (forwarded := ip_or_none(hops[-count])):
+            return forwarded
+    return ip_or_none(request.META.get("REMOTE_ADDR"))
+
+
+def ip_or_none(text: object) -> str | None:
+    """``text`` if it is an IPv4 or IPv6 address (no port, no brackets), else None."""
+    try:
+        return str(ipaddress.ip_address(text)) if isinstance(text, str) else None
+    except ValueError:
+        return None

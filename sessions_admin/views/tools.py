@@ -7,11 +7,12 @@ so every view is a link staff can share.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 from urllib.parse import urlencode
 
 from django.conf import settings
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_safe
 from django.views.decorators.vary import vary_on_headers
@@ -88,6 +89,13 @@ def _call_filter(tool: str, query: Any) -> calls.CallFilter:
     )
 
 
+def _tool_by_key(side, key: str) -> str:
+    tool = calls.tool_by_key(side, key)
+    if tool is None:
+        raise Http404("No tool in the figures has this key: open it again from /tools/.")
+    return tool
+
+
 def _toggled(kept: dict[str, str], flag: str) -> str:
     """The same view with ``flag=1`` switched on or off."""
     query = {k: v for k, v in kept.items() if k != flag}
@@ -119,6 +127,10 @@ def tool_detail(request: HttpRequest, name: str) -> HttpResponse:
             context.update(sync_context(side))
             if context["not_computed"]:
                 raise figures.NotComputed()
+            if name.startswith(calls.KEYED_PREFIX):  # a name too long for a URL
+                name = _tool_by_key(side, name.removeprefix(calls.KEYED_PREFIX))
+                call_filter = replace(call_filter, tool=name)
+                context.update(tool=name, filter=call_filter)
             page = calls.tool_calls(side, call_filter, cursor)
             context.update(
                 rows=[(row, permalink(row.session_id, row.link_id)) for row in page.rows],

@@ -28,8 +28,9 @@ class Command(BaseCommand):
         if user is None:
             password = secrets.token_urlsafe(12)
             users.objects.create_superuser(username=username, email="", password=password)
-            password_file.parent.mkdir(parents=True, exist_ok=True)
+            password_file.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
             password_file.touch(mode=0o600)
+            password_file.chmod(0o600)  # a file left from an older run, too
             password_file.write_text(password + "\n")
             self.stdout.write(
                 self.style.SUCCESS(

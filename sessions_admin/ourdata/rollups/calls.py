@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import hashlib
+import re
 import sqlite3
 from dataclasses import dataclass
 
 from sessions_admin import sqlhelpers
 from sessions_admin.ourdata.rollups.figures import Scope
-from sessions_admin.params import BadParameter
+from sessions_admin.params import MAX_SQLITE_INT, BadParameter
 
 #: Calls per page (read at call time, so a test can make pages small).
 PAGE_SIZE = 50
@@ -46,18 +48,24 @@ class CallPage:
     next_cursor: str | None
 
 
+#: ``<ts>_<id>``: ASCII digits only (``int()`` takes "²" and "1_000"), at most 19 each.
+_CURSOR = re.compile(r"(-?[0-9]{1,19})_(-?[0-9]{1,19})")
+
+
 def parse_cursor(raw: object) -> tuple[int, int] | None:
+    """The position a "More" link carries; a damaged one, or one past SQLite's
+    64-bit INTEGER (which sqlite3 refuses to bind), is a 400 naming ``cursor``."""
     if not isinstance(raw, str) or raw == "":
         return None
-    ts, sep, rowid = raw.partition("_")
-    try:
-        if not sep:
-            raise ValueError
-        return int(ts), int(rowid)
-    except ValueError:
+    match = _CURSOR.fullmatch(raw)
+    numbers = [int(part) for part in match.groups()] if match else []
+    if not numbers or any(not -MAX_SQLITE_INT - 1 <= n <= MAX_SQLITE_INT for n in numbers):
         raise BadParameter(
-            "cursor: that “More” link is damaged; open the list again.", name="cursor"
-        ) from None
+            "cursor: that “More” link is damaged or out of range; open the list again.",
+            name="cursor",
+        )
+    ts, rowid = numbers
+    return ts, rowid
 
 
 def _where(f: CallFilter) -> tuple[str, str, list[object]]:
@@ -131,3 +139,30 @@ def known_tool(side: sqlite3.Connection, tool: str) -> bool:
         side.execute("SELECT 1 FROM rollup_call WHERE tool = ? LIMIT 1", [tool]).fetchone()
         is not None
     )
+
+
+#: A tool's page by key instead of by name: ``/tools/~/<key>/``.
+KEYED_PREFIX = "~/"
+_KEY = re.compile(r"[0-9a-f]{32}")
+
+
+def tool_key(tool: str) -> str:
+    """A short, stable stand-in for a tool name too long for a URL (128 bits of SHA-256)."""
+    return hashlib.sha256(tool.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+def tool_by_key(side: sqlite3.Connection, key: str) -> str | None:
+    """The tool whose :func:`tool_key` is ``key``, or None.
+
+    Walks the distinct tool names by index seeks (one per tool, not one per
+    call): only links to names too long for a URL come this way.
+    """
+    if not _KEY.fullmatch(key):
+        return None
+    seek = "SELECT tool FROM rollup_call INDEXED BY rollup_call_tool_ts"
+    row = side.execute(f"{seek} ORDER BY tool LIMIT 1").fetchone()
+    while row is not None:
+        if tool_key(row[0]) == key:
+            return row[0]
+        row = side.execute(f"{seek} WHERE tool > ? ORDER BY tool LIMIT 1", [row[0]]).fetchone()
+    return None
