@@ -32,6 +32,7 @@ __all__ = ["StoreTimeout"]
 from sessions_admin.store.timeutil import from_epoch_ms, to_epoch_ms
 from sessions_admin.store.values import (
     OddValue,
+    Undecodable,
     as_id,
     as_int,
     as_text,
@@ -216,11 +217,15 @@ def _tagged(value: Any) -> Any:
     """JSON for a store value of any storage class (BLOBs as hex)."""
     if isinstance(value, bytes):
         return {"blob": value.hex()}
+    if isinstance(value, Undecodable):  # TEXT that is not UTF-8: keep its bytes
+        return {"text_bytes": value.raw.hex()}
     return value
 
 
 def _untagged(value: Any) -> Any:
     if isinstance(value, dict):
+        if "text_bytes" in value:
+            return Undecodable(bytes.fromhex(value["text_bytes"]))
         return bytes.fromhex(value["blob"])
     if value is None or isinstance(value, int | float | str):
         return value
