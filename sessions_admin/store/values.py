@@ -66,16 +66,15 @@ class Undecodable(OddValue):
     def __reduce__(self) -> tuple:
         return (Undecodable, (self.raw,))
 
-    # Two such values are the same stored value only if their bytes are: b"a\xff"
-    # and b"a\xfe" read alike, yet name different rows (a delete must keep both).
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Undecodable) and self.raw == other.raw
 
-    def __ne__(self, other: object) -> bool:
-        return not self.__eq__(other)
+def exact_key(value: object) -> object:
+    """A key that tells stored values apart where ``==`` does not.
 
-    def __hash__(self) -> int:
-        return hash((Undecodable, self.raw))
+    An :class:`Undecodable` equals its replaced text (so the side index, which
+    keeps that text, finds it), but ``b"a\\xff"`` and ``b"a\\xfe"`` read alike
+    and name different rows: a set of ids to delete is keyed by this.
+    """
+    return (Undecodable, value.raw) if isinstance(value, Undecodable) else value
 
 
 def decode_text(data: bytes) -> str:

@@ -18,10 +18,9 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from typing import Any
 
 from sessions_admin.ourdata import sidedb
-from sessions_admin.ourdata.index.text import FIELD_SEPARATOR, contains, fold, fts_query
+from sessions_admin.ourdata.index.text import FIELD_SEPARATOR, fold, fts_query
 from sessions_admin.ourdata.sync import is_current, read_state
 from sessions_admin.store import feed, queries
 from sessions_admin.store.queries import Cursor, SessionFilter, SessionPage
@@ -97,9 +96,5 @@ def list_sessions(
         return None  # a damaged or half-built side database: the scan still works
     finally:
         side.close()
-    folded = fold(session_filter.q) if session_filter.q else None
-
-    def keep(row: Any) -> bool:
-        return folded is None or contains(folded, (row.title, row.id))
-
-    return queries.page_of_ids(ids, session_filter, sort, limit=limit, keep=keep)
+    # page_of_ids checks the text filter again in the store, with the same folding.
+    return queries.page_of_ids(ids, session_filter, sort, limit=limit)

@@ -33,6 +33,7 @@ from sessions_admin.store.deletion.results import (
 )
 from sessions_admin.store.queries import SessionFilter
 from sessions_admin.store.router import STORE_ALIAS
+from sessions_admin.store.values import exact_key
 
 
 def cascade_delete(
@@ -52,7 +53,8 @@ def cascade_delete(
     """
     if is_read_only():
         raise StoreReadOnly()
-    ids = list(dict.fromkeys(session_ids))
+    # Keyed exactly: two ids that are not UTF-8 may read alike yet be two rows.
+    ids = list({exact_key(i): i for i in session_ids}.values())
     if not ids:
         return Counts(), []
     try:
@@ -60,18 +62,19 @@ def cascade_delete(
             if children_only:
                 marks = ", ".join("?" * len(ids))
                 present = {
-                    row[0] for row in run_sql(f"SELECT id FROM sessions WHERE id IN ({marks})", ids)
+                    exact_key(row[0])
+                    for row in run_sql(f"SELECT id FROM sessions WHERE id IN ({marks})", ids)
                 }
-                ids = [i for i in ids if i not in present]
+                ids = [i for i in ids if exact_key(i) not in present]
             elif still_matching is not None:
                 marks = ", ".join("?" * len(ids))
                 clauses, params = still_matching.where()
                 where = " AND ".join([f"id IN ({marks})", *clauses])
                 present = {
-                    row[0]
+                    exact_key(row[0])
                     for row in run_sql(f"SELECT id FROM sessions WHERE {where}", [*ids, *params])
                 }
-                ids = [i for i in ids if i in present]
+                ids = [i for i in ids if exact_key(i) in present]
             if not ids:
                 return Counts(), []
             match = "= ?" if len(ids) == 1 else f"IN ({', '.join('?' * len(ids))})"
