@@ -170,3 +170,44 @@ def frame_files() -> st.SearchStrategy[dict[bytes, bytes | str]]:
     """``{request id: content}``; a content of ``"dir"`` or ``"fifo"`` plants that entry."""
     content = frame_contents() | st.sampled_from(["dir", "fifo"])
     return st.dictionaries(REQUEST_NAMES, content, max_size=4)
+
+
+class NotUtf8Text(bytes):
+    """Bytes to store with the TEXT storage class (``CAST(? AS TEXT)``), not valid UTF-8."""
+
+
+def _not_utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return True
+    return False
+
+
+#: Bytes that cannot start, continue or end valid UTF-8 where they stand.
+BAD_BYTES = st.sampled_from([b"\xe2\x82", b"\xff", b"\xc3", b"\x80\x81", b"\xed\xa0\x80"]) | (
+    st.binary(min_size=1, max_size=6).filter(_not_utf8)
+)
+#: The valid text around the bad bytes: what a search must still find.
+VALID_PART = st.text(
+    st.characters(exclude_categories=("Cs",), exclude_characters="\x00"), max_size=12
+)
+
+
+def not_utf8_texts() -> st.SearchStrategy[tuple[NotUtf8Text, str]]:
+    """TEXT a writer cut mid-character: (the stored bytes, its longest valid part)."""
+    return st.tuples(VALID_PART, BAD_BYTES, VALID_PART).map(
+        lambda parts: (
+            NotUtf8Text(parts[0].encode() + parts[1] + parts[2].encode()),
+            max(parts[0], parts[2], key=len),
+        )
+    )
+
+
+def insert_row(conn, table: str, row: dict[str, object]) -> None:
+    """INSERT ``row``; a :class:`NotUtf8Text` value is stored as TEXT holding its bytes."""
+    marks = ", ".join(
+        "CAST(? AS TEXT)" if isinstance(v, NotUtf8Text) else "?" for v in row.values()
+    )
+    values = [bytes(v) if isinstance(v, NotUtf8Text) else v for v in row.values()]
+    conn.execute(f"INSERT INTO {table} ({', '.join(row)}) VALUES ({marks})", values)

@@ -38,6 +38,7 @@ from sessions_admin.store.connection import (
 )
 from sessions_admin.store.queries import SessionFilter
 from sessions_admin.store.router import STORE_ALIAS
+from sessions_admin.store.values import exact_key
 
 #: Most ids in one ``IN (…)`` list when counting (SQLite allows 32,766 parameters).
 IDS_PER_QUERY = CHUNK
@@ -134,7 +135,8 @@ def delete_rows(
     """
     if is_read_only():
         raise StoreReadOnly()
-    ids = list(dict.fromkeys(session_ids))
+    # Keyed exactly: two ids that are not UTF-8 may read alike yet be two rows.
+    ids = list({exact_key(i): i for i in session_ids}.values())
     if not ids:
         return Counts(), []
     try:
@@ -142,18 +144,19 @@ def delete_rows(
             if children_only:
                 marks = placeholders(len(ids))
                 present = {
-                    row[0] for row in run_sql(f"SELECT id FROM sessions WHERE id IN ({marks})", ids)
+                    exact_key(row[0])
+                    for row in run_sql(f"SELECT id FROM sessions WHERE id IN ({marks})", ids)
                 }
-                ids = [i for i in ids if i not in present]
+                ids = [i for i in ids if exact_key(i) not in present]
             elif still_matching is not None:
                 marks = placeholders(len(ids))
                 clauses, params = still_matching.where()
                 where = " AND ".join([f"id IN ({marks})", *clauses])
                 present = {
-                    row[0]
+                    exact_key(row[0])
                     for row in run_sql(f"SELECT id FROM sessions WHERE {where}", [*ids, *params])
                 }
-                ids = [i for i in ids if i in present]
+                ids = [i for i in ids if exact_key(i) in present]
             if not ids:
                 return Counts(), []
             match = "= ?" if len(ids) == 1 else f"IN ({placeholders(len(ids))})"

@@ -18,6 +18,7 @@ from django.db import DatabaseError, connections
 
 from sessions_admin.store.health import StoreStatus, cached_store_status
 from sessions_admin.store.router import STORE_ALIAS
+from sessions_admin.store.values import Undecodable
 
 
 class StoreError(Exception):
@@ -84,13 +85,42 @@ def run_sql(sql: str, params: Sequence[Any] = ()) -> Rows:
     The SQL reads with SQLite's own ``?`` placeholders; Django's cursor wants ``%s``.
     It goes through Django's ``agents`` connection, so the backend's authorizer, the
     transaction (``BEGIN IMMEDIATE`` in ``transaction.atomic``) and :func:`time_limit`
-    all apply.
+    all apply. Rows are read by the backend's tolerant cursor (TEXT that is not
+    UTF-8 arrives as :class:`~sessions_admin.store.values.Undecodable`), and
+    such a value passed back as a parameter is bound as the bytes it was read
+    from (:func:`exact_parameters`), so a lookup or a delete finds its row.
     """
+    sql, params = exact_parameters(sql, params)
     with store_connection().cursor() as cursor:
-        cursor.execute(sql.replace("?", "%s"), list(params))
+        cursor.execute(sql.replace("?", "%s"), params)
         rows = Rows(cursor.fetchall())
         rows.rowcount = cursor.rowcount
         return rows
+
+
+def exact_parameters(sql: str, params: Sequence[Any]) -> tuple[str, list[Any]]:
+    """Each :class:`Undecodable` parameter's ``?`` as ``CAST(? AS TEXT)`` over its raw bytes.
+
+    Bytes alone would bind as a BLOB, which never equals a TEXT value; the
+    cast makes them TEXT holding exactly the stored bytes. (The statements
+    here hold no ``?`` inside a string literal: ``run_sql`` relies on it too.)
+    """
+    params = list(params)
+    if not any(type(value) is Undecodable for value in params):
+        return sql, params
+    pieces = sql.split("?")
+    if len(pieces) - 1 != len(params):
+        return sql, params  # not ours to rewrite; the statement fails or finds nothing
+    out = [pieces[0]]
+    for index, piece in enumerate(pieces[1:]):
+        value = params[index]
+        if type(value) is Undecodable:
+            out.append("CAST(? AS TEXT)")
+            params[index] = value.raw
+        else:
+            out.append("?")
+        out.append(piece)
+    return "".join(out), params
 
 
 def raw_connection() -> sqlite3.Connection:

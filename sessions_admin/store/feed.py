@@ -4,8 +4,11 @@ Message ids only grow (``AUTOINCREMENT``), so "everything after the last id
 we saw" is complete. Values are normalised here, once, so that nothing
 downstream meets a BLOB or a REAL where text or an integer was declared:
 text columns arrive as ``str`` or ``None`` (a BLOB decoded with replacement
-characters), integer columns as ``int`` or ``None`` (anything that is not a
-whole number within SQLite's signed 64 bits becomes ``None``).
+characters; TEXT that is not UTF-8 as an ``Undecodable``, a ``str`` with
+U+FFFD in place of the bad bytes, so the index and the rollups take the rest
+of its text and the pass never stops on it), integer columns as ``int``
+or ``None`` (anything that is not a whole number within SQLite's signed 64
+bits becomes ``None``).
 
 This is the only code that reads the store for our side data: the sync's
 batches, the store's current session ids (to notice what the runtime
@@ -17,12 +20,12 @@ store's own row (:func:`messages_by_id`, :func:`sessions_by_id`,
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from sessions_admin.sqlhelpers import chunks, placeholders
+from sessions_admin.store.backend.tolerant import tolerant_rows
 from sessions_admin.store.cliptext import clipped_sql
 from sessions_admin.store.connection import raw_connection, run_sql, store_connection
 from sessions_admin.store.queries import Cursor, SessionFilter, filter_with, keyset_sql
@@ -137,10 +140,11 @@ def _feed_message(row: tuple) -> FeedMessage:
     )
 
 
-def _stream(sql: str, params: Sequence[Any] = ()) -> sqlite3.Cursor:
-    """A cursor over the raw connection, for the two walks of every session row or id,
-    which would otherwise be fetched whole into memory (500,000 rows)."""
-    return raw_connection().execute(sql, params)
+def _stream(sql: str, params: Sequence[Any] = ()) -> Iterator[tuple]:
+    """Rows from a cursor over the raw connection, for the two walks of every session
+    row or id, which would otherwise be fetched whole into memory (500,000 rows).
+    Undecodable TEXT is read as ``Undecodable``, as ``run_sql`` reads it."""
+    return tolerant_rows(raw_connection().execute(sql, params))
 
 
 def messages_after(after_id: int, limit: int) -> list[FeedMessage]:

@@ -23,16 +23,19 @@ from django.core import signing
 from django.utils import timezone
 
 from sessions_admin import params, sqlhelpers
+from sessions_admin.folding import fold
 from sessions_admin.params import BadParameter
 from sessions_admin.sqlhelpers import chunks, placeholders
 from sessions_admin.store.cliptext import clipped_sql
 from sessions_admin.store.connection import StoreTimeout, run_sql, time_limit
 from sessions_admin.store.health import REQUIRED_COLUMNS
+from sessions_admin.store.textmatch import contains_folded_sql
 
 __all__ = ["StoreTimeout"]
 from sessions_admin.store.timeutil import from_epoch_ms, to_epoch_ms
 from sessions_admin.store.values import (
     OddValue,
+    Undecodable,
     as_id,
     as_int,
     as_text,
@@ -152,9 +155,12 @@ class SessionFilter:
             clauses.append("principal_id = ?")
             params.append(self.principal)
         if self.q:
-            pattern = "%" + escape_like(self.q) + "%"
-            clauses.append("(title LIKE ? ESCAPE '\\' OR id LIKE ? ESCAPE '\\')")
-            params += [pattern, pattern]
+            # The one folding (sessions_admin.folding), as the side index answers it.
+            folded = fold(self.q)
+            title, title_params = contains_folded_sql("title", folded)
+            session_id, id_params = contains_folded_sql("id", folded)
+            clauses.append(f"({title} OR {session_id})")
+            params += [*title_params, *id_params]
         if self.active_after_ms is not None:
             clauses.append("last_active >= ?")
             params.append(self.active_after_ms)
@@ -172,11 +178,6 @@ class SessionFilter:
 
     def describe(self) -> dict[str, Any]:
         return {k: v for k, v in self.__dict__.items() if v not in (None, "")}
-
-
-def escape_like(text: str) -> str:
-    """``text`` for a ``LIKE … ESCAPE`` pattern: its ``%``, ``_`` and ``\\`` match literally."""
-    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
 @dataclass(frozen=True)
@@ -216,11 +217,15 @@ def _tagged(value: Any) -> Any:
     """JSON for a store value of any storage class (BLOBs as hex)."""
     if isinstance(value, bytes):
         return {"blob": value.hex()}
+    if isinstance(value, Undecodable):  # TEXT that is not UTF-8: keep its bytes
+        return {"text_bytes": value.raw.hex()}
     return value
 
 
 def _untagged(value: Any) -> Any:
     if isinstance(value, dict):
+        if "text_bytes" in value:
+            return Undecodable(bytes.fromhex(value["text_bytes"]))
         return bytes.fromhex(value["blob"])
     if isinstance(value, int) and not -params.MAX_SQLITE_INT - 1 <= value <= params.MAX_SQLITE_INT:
         # No store value is this big, and sqlite3 would refuse to bind it.
@@ -328,11 +333,12 @@ def page_of_ids(
     """A list page from session ids another index chose, in that order.
 
     The rows are read from the store by primary key and checked again
-    (``session_filter`` without its text, then ``keep(row)``), so a
-    session deleted or changed since the index saw it is left out.
+    (the whole ``session_filter``: its text too, folded as the index folds,
+    then ``keep(row)``), so a session deleted or changed since the index saw
+    it is left out.
     """
     column, _ = SORTS[sort]
-    clauses, params = filter_with(session_filter, q=None).where()
+    clauses, params = session_filter.where()
     found: dict[Any, tuple] = {}
     for chunk in chunks(ordered_ids):
         where = " AND ".join([f"id IN ({placeholders(len(chunk))})", *clauses])

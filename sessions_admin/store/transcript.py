@@ -20,13 +20,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from sessions_admin.folding import fold
 from sessions_admin.params import BadParameter
 from sessions_admin.params import text as text_param
 from sessions_admin.store.cliptext import clipped_sql
 from sessions_admin.store.connection import run_sql, time_limit
 from sessions_admin.store.health import REQUIRED_COLUMNS
-from sessions_admin.store.queries import escape_like
 from sessions_admin.store.spec import KNOWN_ROLES
+from sessions_admin.store.textmatch import contains_folded_sql
 from sessions_admin.store.toolcalls import reports_error_sql
 from sessions_admin.store.values import (
     as_id,
@@ -111,12 +112,14 @@ class MessageFilter:
             clauses.append("tool_name = ?")
             params.append(self.tool)
         if self.q:
-            pattern = "%" + escape_like(self.q) + "%"
-            clauses.append(
-                "(content LIKE ? ESCAPE '\\' OR tool_args LIKE ? ESCAPE '\\' "
-                "OR tool_result LIKE ? ESCAPE '\\' OR tool_name LIKE ? ESCAPE '\\')"
-            )
-            params += [pattern] * 4
+            # The one folding (sessions_admin.folding), as the search answers it.
+            folded = fold(self.q)
+            matches = []
+            for column in ("content", "tool_args", "tool_result", "tool_name"):
+                sql, column_params = contains_folded_sql(column, folded)
+                matches.append(sql)
+                params += column_params
+            clauses.append(f"({' OR '.join(matches)})")
         if self.trace:
             clauses.append("trace_id = ?")
             params.append(self.trace)

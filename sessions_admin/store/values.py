@@ -9,6 +9,12 @@ value, 12 bytes", "time out of range (99999999999999999)"). Being a ``str``,
 it escapes, clips and joins like any text, so one odd cell never takes a page
 down; ``isinstance(value, OddValue)`` tells the places that link or compute.
 
+TEXT that is not valid UTF-8 (a writer that cut a multi-byte character) is
+read as an :class:`Undecodable`: an :class:`OddValue` whose text is the value
+with U+FFFD in place of each bad byte sequence, and whose ``raw`` is the bytes
+as stored. It is shown marked "not valid UTF-8", searched for the rest of its
+text, and bound back to SQL as exactly those bytes (``store.connection.run_sql``).
+
 No Django import: the frames and demo packages, and plain tests, use it too.
 """
 
@@ -41,6 +47,49 @@ class OddValue(str):
     is_odd = True
 
 
+class Undecodable(OddValue):
+    """TEXT whose bytes are not valid UTF-8: the text with U+FFFD for the bad bytes.
+
+    ``raw`` holds the bytes as stored, so a delete or a lookup can name the
+    row exactly (``CAST(? AS TEXT)`` over them).
+    """
+
+    __slots__ = ()
+    raw: bytes
+
+    #: What the pages and the export say about such a value.
+    MARK = "not valid UTF-8"
+
+    def __new__(cls, raw: bytes) -> Undecodable:
+        return super().__new__(cls, raw.decode("utf-8", "replace"), raw)  # type: ignore[return-value]
+
+    def __reduce__(self) -> tuple:
+        return (Undecodable, (self.raw,))
+
+
+def exact_key(value: object) -> object:
+    """A key that tells stored values apart where ``==`` does not.
+
+    An :class:`Undecodable` equals its replaced text (so the side index, which
+    keeps that text, finds it), but ``b"a\\xff"`` and ``b"a\\xfe"`` read alike
+    and name different rows: a set of ids to delete is keyed by this.
+    """
+    return (Undecodable, value.raw) if isinstance(value, Undecodable) else value
+
+
+def decode_text(data: bytes) -> str:
+    """A TEXT value's bytes as ``str``, or an :class:`Undecodable` when they are not UTF-8.
+
+    The tolerant ``text_factory`` (see ``store.backend.tolerant``). Python is
+    slower at this than sqlite3's built-in decoding, so only a row that failed
+    the built-in one is read with it.
+    """
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return Undecodable(data)
+
+
 def quoted(text: str) -> str:
     """``repr`` of at most :data:`QUOTE_CHARS` characters of ``text``."""
     if len(text) > QUOTE_CHARS:
@@ -56,6 +105,8 @@ def describe(value: object) -> OddValue:
     """What a value is, for a column that expected something else."""
     if isinstance(value, bytes | bytearray | memoryview):
         return binary(value)
+    if isinstance(value, Undecodable):
+        return OddValue(f"not a number: {quoted(value)}, {Undecodable.MARK}", value.raw)
     if isinstance(value, str):
         return OddValue(f"not a number: {quoted(value)}", value)
     if value is None:
@@ -95,7 +146,7 @@ def as_int(value: object) -> int | None | OddValue:
             # A REAL like 1e308 is "whole", but as an int it prints 309 digits.
             return OddValue(f"{value!r}, out of range", value)
         return int(value)
-    if isinstance(value, OddValue):
+    if isinstance(value, OddValue) and not isinstance(value, Undecodable):
         return value
     return describe(value)
 
@@ -115,7 +166,7 @@ def as_time(value: object) -> int | None | OddValue:
         return OddValue(f"time out of range ({value!r})", value)
     if isinstance(value, int) and not isinstance(value, bool):
         return OddValue(f"time out of range ({value})", value)
-    if value is None or isinstance(value, OddValue):
+    if value is None or (isinstance(value, OddValue) and not isinstance(value, Undecodable)):
         return value
     if isinstance(value, float):
         return OddValue(f"time out of range ({value!r})", value)
@@ -148,6 +199,9 @@ def sqlite_order_key(value: object) -> tuple:
         return (0, 0)
     if isinstance(value, int | float):
         return (1, value)
+    if isinstance(value, Undecodable):
+        # SQLite compares TEXT by its bytes (BINARY collation); so does this.
+        return (2, value.raw.decode("utf-8", "surrogateescape"))
     if isinstance(value, str):
         return (2, value)
     return (3, bytes(value))  # type: ignore[arg-type]

@@ -19,7 +19,7 @@ from sessions_admin.humanize import duration, exact_time, file_size
 from sessions_admin.ids import session_url as build_session_url
 from sessions_admin.markup import esc, safe_html
 from sessions_admin.store.timeutil import from_epoch_ms
-from sessions_admin.store.values import OddValue
+from sessions_admin.store.values import OddValue, Undecodable
 
 register = template.Library()
 
@@ -103,7 +103,16 @@ def relative_time_html(
 
 
 def odd_html(value: OddValue) -> str:
-    """A value shown as what it is ("binary value, 12 bytes"), marked as odd."""
+    """A value shown as what it is ("binary value, 12 bytes"), marked as odd.
+
+    Text that is not valid UTF-8 is shown as read (U+FFFD for the bad bytes)
+    and marked so.
+    """
+    if isinstance(value, Undecodable):
+        return (
+            f'<span class="odd">{esc(value)}</span> '
+            f'<span class="mark mark-broken">{Undecodable.MARK}</span>'
+        )
     return f'<span class="odd">{esc(value)}</span>'
 
 

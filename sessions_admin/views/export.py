@@ -8,11 +8,22 @@ JSON columns (``tool_args``, ``tool_result``, state values) that hold valid
 JSON are written as JSON, byte for byte as stored (no re-encoding, so the
 export is faithful and fast); broken ones are written as a string under
 ``<column>_raw`` with the column itself ``null``, so the document always parses.
+
+Text that is not valid UTF-8 keeps what it can: in JSON and JSONL such a value
+becomes ``{"not_valid_utf8": true, "text": <the text, U+FFFD for the bad
+bytes>, "hex": <the stored bytes>}`` (for a JSON column, under
+``<column>_raw``); Markdown shows the text and says "not valid UTF-8".
+
+A failure after the first bytes left (the status line is sent by then) ends
+the stream with words that say so, never a quiet cut: a last line
+``{"export_error": …}`` in JSONL, a closing paragraph in Markdown, and for
+JSON a line that is not JSON, so no parser takes the half for the whole.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import re
 from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
@@ -26,7 +37,9 @@ from sessions_admin import params
 from sessions_admin.access import staff_view
 from sessions_admin.store import queries, transcript
 from sessions_admin.store.timeutil import from_epoch_ms
-from sessions_admin.store.values import OddValue, as_int, as_text, as_time
+from sessions_admin.store.values import OddValue, Undecodable, as_int, as_text, as_time
+
+logger = logging.getLogger(__name__)
 
 FORMATS = {
     "json": ("application/json", "json"),
@@ -48,10 +61,17 @@ def _filename(session_id: str, extension: str) -> str:
     return f"session-{stem}.{extension}"
 
 
+#: Value types a row must be checked for before the fast encoding (an Undecodable
+#: would pass as its replaced text, a BLOB not at all).
+_ODD_TYPES = frozenset({bytes, Undecodable})
+
+
 def _plain(value: object) -> object:
     """A store value JSON can hold: a BLOB becomes ``{"blob": <hex>}``, nothing is lost."""
     if isinstance(value, bytes):
         return {"blob": value.hex(), "bytes": len(value)}
+    if isinstance(value, Undecodable):
+        return {"not_valid_utf8": True, "text": str(value), "hex": value.raw.hex()}
     return value
 
 
@@ -59,7 +79,8 @@ def _json_field(name: str, text: object, *, single_line: bool) -> str:
     """``"name": <json>`` for valid JSON (as stored), else null plus ``name_raw``."""
     if text is None:
         return f'"{name}": null'
-    if not isinstance(text, str):  # a BLOB, or a number where JSON text was declared
+    if not isinstance(text, str) or isinstance(text, Undecodable):
+        # A BLOB, text that is not UTF-8, or a number where JSON text was declared.
         return f'"{name}": null, "{name}_raw": {_encode(_plain(text))}'
     if _valid(text):
         if single_line and ("\n" in text or "\r" in text):
@@ -73,9 +94,9 @@ def _json_field(name: str, text: object, *, single_line: bool) -> str:
 
 def message_json(row: tuple, *, single_line: bool = False) -> str:
     """One message row as a JSON object (text)."""
-    try:
+    if _ODD_TYPES.isdisjoint(map(type, row)):
         head = _encode({_COLUMNS[i]: row[i] for i in _PLAIN})[:-1]
-    except TypeError:  # a BLOB somewhere: only such rows pay for the conversion
+    else:  # a BLOB or undecodable text somewhere: only such rows pay for the conversion
         head = _encode({_COLUMNS[i]: _plain(row[i]) for i in _PLAIN})[:-1]
     fields = ", ".join(
         _json_field(_COLUMNS[i], row[i], single_line=single_line) for i in _JSON_INDEXES
@@ -84,8 +105,9 @@ def message_json(row: tuple, *, single_line: bool = False) -> str:
 
 
 def _session_dict(session: queries.SessionRow) -> dict[str, Any]:
-    # Odd values (OddValue, a str) are exported as the description staff saw.
-    return {column: getattr(session, column) for column in queries.SESSION_COLUMNS}
+    # Odd values (OddValue, a str) are exported as the description staff saw;
+    # undecodable text as what it holds (see the module's doc).
+    return {column: _plain(getattr(session, column)) for column in queries.SESSION_COLUMNS}
 
 
 def _chunked(lines: Iterable[str]) -> Iterator[bytes]:
@@ -170,7 +192,10 @@ def _md_inline(text: str | None) -> str:
     # A backtick at either end would join the fence; CommonMark strips one
     # space from each end of a span that has both, so padding is invisible.
     padded = f" {flat} " if "`" in (flat[0], flat[-1]) else flat
-    return f"{fence}{padded}{fence}"
+    span = f"{fence}{padded}{fence}"
+    if isinstance(text, Undecodable):
+        return f"{span} *({Undecodable.MARK})*"
+    return span
 
 
 #: What could start Markdown or HTML inside a line: emphasis, code, links and
@@ -206,6 +231,9 @@ def export_markdown(session: queries.SessionRow) -> Iterator[str]:
         when = _when(raw_row[index["ts"]])
         role = _md_text(row[index["role"]]) if row[index["role"]] else "*(no role)*"
         parts = [f"### {role} · {when} · message {_md_text(row[0])}\n\n"]
+        broken = [_COLUMNS[i] for i, value in enumerate(raw_row) if type(value) is Undecodable]
+        if broken:
+            parts.append(f"*({Undecodable.MARK}: {', '.join(broken)}; shown with �)*\n\n")
         meta = [
             f"{label} {_md_inline(row[index[column]])}"
             for label, column in (
@@ -243,6 +271,24 @@ def export_markdown(session: queries.SessionRow) -> Iterator[str]:
 
 _WRITERS = {"json": export_json, "jsonl": export_jsonl, "md": export_markdown}
 
+#: How each format says that the stream stopped early (see the module's doc).
+_STOPPED = {
+    # Not JSON on purpose: a parser fails instead of reading half a session as all of it.
+    "json": lambda reason: f"\n!! export stopped: {reason}; this file is incomplete !!\n",
+    "jsonl": lambda reason: _encode({"export_error": reason, "complete": False}) + "\n",
+    "md": lambda reason: f"\n\n**Export stopped: {reason}. This file is incomplete.**\n",
+}
+
+
+def _guarded(fmt: str, session_id: str, lines: Iterator[str]) -> Iterator[str]:
+    """``lines``, ended by the format's "stopped" words if anything fails mid-stream."""
+    try:
+        yield from lines
+    except Exception as exc:  # noqa: BLE001 - the response has started: say so in the body
+        # The access log has already written 200: this line is where the failure shows.
+        logger.exception("export of session %r stopped mid-stream", session_id)
+        yield _STOPPED[fmt](f"{type(exc).__name__} while reading the store")
+
 
 @require_safe
 @staff_view()
@@ -253,7 +299,8 @@ def export(request: HttpRequest, session_id: str) -> HttpResponse | StreamingHtt
     if session is None:  # deleted since the router looked
         raise Http404(f"No session with id {session_id!r} in the store.")
     content_type, extension = FORMATS[fmt]
-    response = StreamingHttpResponse(_chunked(_WRITERS[fmt](session)), content_type=content_type)
+    lines = _guarded(fmt, session.id, _WRITERS[fmt](session))
+    response = StreamingHttpResponse(_chunked(lines), content_type=content_type)
     response["Content-Disposition"] = content_disposition_header(
         True, _filename(session.id, extension)
     )

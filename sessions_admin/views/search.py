@@ -18,7 +18,9 @@ from sessions_admin.ourdata.index import search as index_search
 from sessions_admin.ourdata.index.search import SearchPage, SearchQuery
 from sessions_admin.params import BadParameter
 from sessions_admin.store import queries
+from sessions_admin.store.feed import FeedMessage
 from sessions_admin.store.spec import KNOWN_ROLES, PROFILES
+from sessions_admin.store.values import Undecodable
 
 #: Query parameters that make up a shareable search (the cursor excluded).
 SEARCH_PARAMS = ("q", "target", "profile", "principal", "role", "tool", "since", "until")
@@ -71,6 +73,26 @@ class ResultRow:
     tool: str | None
     url: str
     snippet: index_search.Snippet | None
+    #: Searched fields whose stored text is not valid UTF-8 (shown with U+FFFD).
+    undecodable: list[str]
+
+
+def _undecodable(message: FeedMessage) -> list[str]:
+    fields = (
+        ("role", message.role),
+        ("content", message.content),
+        ("tool", message.tool_name),
+        ("args", message.tool_args),
+        ("result", message.tool_result),
+    )
+    return [name for name, value in fields if type(value) is Undecodable]
+
+
+def _url(session_id: str, fragment: str = "", **query: Any) -> str:
+    """The session's page, or "" for an id a URL cannot name exactly (not UTF-8)."""
+    if isinstance(session_id, Undecodable):
+        return ""
+    return session_url(session_id, **query) + (f"#{fragment}" if fragment else "")
 
 
 def _groups(page: SearchPage) -> list[dict[str, Any]]:
@@ -78,20 +100,21 @@ def _groups(page: SearchPage) -> list[dict[str, Any]]:
         {
             "session_id": group.session_id,
             "session": group.session,
-            "url": session_url(group.session_id),
+            "url": _url(group.session_id),
             "rows": [
                 ResultRow(
                     hit.message.id,
                     hit.message.role,
                     hit.message.tool_name,
-                    session_url(group.session_id, at=hit.message.id) + f"#message-{hit.message.id}",
+                    _url(group.session_id, at=hit.message.id, fragment=f"message-{hit.message.id}"),
                     hit.snippet,
+                    _undecodable(hit.message),
                 )
                 for hit in group.hits
             ],
             "more": group.more,
             "unchecked": group.unchecked,
-            "search_url": session_url(group.session_id, q=page.query.q),
+            "search_url": _url(group.session_id, q=page.query.q),
         }
         for group in page.groups
     ]

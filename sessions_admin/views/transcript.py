@@ -28,6 +28,7 @@ from sessions_admin.store import frames, queries, transcript
 from sessions_admin.store.connection import frames_root
 from sessions_admin.store.jsontext import parse_json_text
 from sessions_admin.store.spec import KNOWN_ROLES
+from sessions_admin.store.values import Undecodable
 from sessions_admin.views import jsonhtml
 from sessions_admin.views.transcript_items import message_items
 
@@ -120,7 +121,9 @@ def _state_context(session: queries.SessionRow) -> dict[str, Any]:
             if row.value.truncated
             else len(row.value.text.encode("utf-8", "replace")),
         }
-        if row.value.truncated:
+        if isinstance(row.value.text, Undecodable):
+            item["mark"] = Undecodable.MARK
+        elif row.value.truncated:
             item["mark"] = "truncated"
         else:
             parsed = parse_json_text(row.value.text)
@@ -128,8 +131,10 @@ def _state_context(session: queries.SessionRow) -> dict[str, Any]:
                 item["mark"] = "not valid JSON"
             else:
                 item["html"] = jsonhtml.tree(parsed.value)
-        item["full_url"] = _state_value_url(session.id, row.key)
-        item["raw_url"] = _state_value_url(session.id, row.key, raw=1)
+        # A key that is not UTF-8 cannot be written into a URL exactly: no link.
+        linkable = not isinstance(row.key, Undecodable)
+        item["full_url"] = _state_value_url(session.id, row.key) if linkable else ""
+        item["raw_url"] = _state_value_url(session.id, row.key, raw=1) if linkable else ""
         rows.append(item)
     return {"state_rows": rows}
 
@@ -230,7 +235,9 @@ def _value_response(
     back_url: str,
 ) -> HttpResponse:
     if request.GET.get("raw") == "1":
-        response = HttpResponse(text, content_type="text/plain; charset=utf-8")
+        # Raw means as stored: text that is not UTF-8 leaves as its own bytes.
+        body = text.raw if isinstance(text, Undecodable) else text
+        response = HttpResponse(body, content_type="text/plain; charset=utf-8")
         response["Content-Disposition"] = content_disposition_header(True, filename)
         return response
     context: dict[str, Any] = {
@@ -247,7 +254,9 @@ def _value_response(
     }
     # Highlighting multiplies a value's size several times over; past a few
     # megabytes the plain escaped text is what a browser can still show.
-    if is_json and len(text) <= HIGHLIGHT_MAX_CHARS:
+    if isinstance(text, Undecodable):
+        context["mark"] = Undecodable.MARK
+    elif is_json and len(text) <= HIGHLIGHT_MAX_CHARS:
         parsed = parse_json_text(text)
         if parsed is None or not parsed.valid:
             context["mark"] = "not valid JSON"

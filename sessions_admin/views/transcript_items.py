@@ -27,7 +27,7 @@ from sessions_admin.ids import session_url
 from sessions_admin.store.jsontext import parse_json_text
 from sessions_admin.store.spec import KNOWN_ROLES
 from sessions_admin.store.transcript import MessagePage, MessageRow, Value
-from sessions_admin.store.values import OddValue
+from sessions_admin.store.values import OddValue, Undecodable
 from sessions_admin.templatetags.sessions_admin import short_id
 from sessions_admin.views import jsonhtml
 
@@ -120,6 +120,8 @@ class MessageItem:
     pairs: list[PairLink] = field(default_factory=list)
     content_truncated: Truncated | None = None
     tool: ToolCard | None = None
+    #: The message's columns whose text is not valid UTF-8 (shown with U+FFFD).
+    undecodable: list[str] = field(default_factory=list)
 
 
 def chip_for(call_id: str) -> int:
@@ -168,6 +170,24 @@ def _moment(ts: int, zone: tzinfo) -> Moment | None:
     return Moment(moment.isoformat(), exact_time(moment), f"{moment:%Y-%m-%d %H:%M:%S}")
 
 
+def undecodable_columns(row: MessageRow) -> list[str]:
+    """The columns of ``row`` read from bytes that are not UTF-8 (usually none)."""
+    values = (
+        ("role", row.role),
+        ("content", row.content.text),
+        ("tool", row.tool_name),
+        ("call id", row.tool_call_id),
+        ("target", row.tool_target),
+        ("op", row.tool_op),
+        ("args", row.tool_args.text if row.tool_args is not None else None),
+        ("result", row.tool_result.text if row.tool_result is not None else None),
+        ("trace", row.trace_id),
+        ("span", row.span_id),
+        ("model", row.model_id),
+    )
+    return [name for name, value in values if type(value) is Undecodable]
+
+
 def _summary(text: str) -> str:
     line = " ".join(text[: SUMMARY_CHARS * 2].split())
     return line if len(line) <= SUMMARY_CHARS else line[: SUMMARY_CHARS - 1] + "…"
@@ -197,6 +217,7 @@ class MessageItems:
             role_class=role_class,
             time=_moment(row.ts, self.zone),
             permalink=session_url(sid, at=row.id) + f"#message-{row.id}",
+            undecodable=undecodable_columns(row),
         )
         if row.trace_id:
             item.trace_short = short_id(row.trace_id)
@@ -266,6 +287,9 @@ class MessageItems:
             block.truncated = self.truncated(row.id, column, value)
             return block
         block.raw_url = session_url(self.session_id, f"messages/{row.id}/{column}", raw=1)
+        if isinstance(value.text, Undecodable):
+            block.mark, block.broken = Undecodable.MARK, True
+            return block
         if isinstance(value.text, OddValue):  # a BLOB or a number: its description is shown
             block.mark, block.broken = "not JSON text", True
             return block

@@ -19,16 +19,15 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from sessions_admin.folding import fold
+
 #: Between a message's fields in the indexed document: no query trigram spans it.
 FIELD_SEPARATOR = "\x1f"
 #: Shorter folded queries have no trigram: they are answered by a scan.
 MIN_INDEXED_CHARS = 3
 
 
-def fold(text: str) -> str:
-    # casefold maps code point by code point (no context rules), so folding
-    # pieces and joining them equals folding the whole: snippets rely on it.
-    return text.casefold()
+__all__ = ["fold"]  # the one folding, from sessions_admin.folding (its rule is written there)
 
 
 def document(fields: Iterable[str | None]) -> str:

@@ -10,6 +10,12 @@ Three differences from the stock backend, all applied when a connection opens:
   ``migrate --database agents`` fails here instead of creating
   ``django_migrations`` inside the runtime's store;
 * the journal mode is never touched: the runtime owns it.
+
+Two additions that write nothing: cursors read TEXT that is not valid UTF-8
+(:mod:`.tolerant`) instead of failing, and the connection knows the one case
+folding as the SQL function ``casefold`` (:mod:`sessions_admin.folding`;
+calling a function is a read for the authorizer, and registering one
+changes nothing in the file).
 """
 
 from __future__ import annotations
@@ -20,6 +26,9 @@ from pathlib import Path
 from urllib.parse import quote
 
 from django.db.backends.sqlite3 import base
+
+from sessions_admin import folding
+from sessions_admin.store.backend import tolerant
 
 logger = logging.getLogger(__name__)
 
@@ -103,6 +112,23 @@ def store_uri(path: str | Path, *, read_only: bool) -> str:
     return f"file:{quote(str(path), safe='/')}?mode={mode}"
 
 
+class TolerantCursor(base.SQLiteCursorWrapper):
+    """Django's SQLite cursor, reading undecodable TEXT as ``Undecodable`` (see :mod:`.tolerant`).
+
+    Iterating the cursor itself stays the C iterator (no Python call per row);
+    the three fetch methods, which Django and ``run_sql`` use, are tolerant.
+    """
+
+    def fetchone(self) -> tuple | None:
+        return tolerant.fetchone(self)
+
+    def fetchmany(self, size: int | None = None) -> list:
+        return tolerant.gather(self, self.arraysize if size is None else size)
+
+    def fetchall(self) -> list:
+        return tolerant.gather(self)
+
+
 class DatabaseWrapper(base.DatabaseWrapper):
     def get_connection_params(self) -> dict:
         kwargs = super().get_connection_params()
@@ -113,7 +139,11 @@ class DatabaseWrapper(base.DatabaseWrapper):
     def get_new_connection(self, conn_params: dict) -> sqlite3.Connection:
         conn = super().get_new_connection(conn_params)
         conn.set_authorizer(store_authorizer)
+        conn.create_function(folding.SQL_FUNCTION, 1, folding.fold_stored, deterministic=True)
         return conn
+
+    def create_cursor(self, name: str | None = None) -> TolerantCursor:
+        return self.connection.cursor(factory=TolerantCursor)
 
     def is_in_memory_db(self) -> bool:
         return False
