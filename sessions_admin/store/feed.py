@@ -16,6 +16,7 @@ store's own row (:func:`messages_by_id`, :func:`sessions_by_id`,
 
 from __future__ import annotations
 
+import hashlib
 import sqlite3
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -63,6 +64,15 @@ class FeedSession:
     turn_count: int | None
     created_at: int | None
     last_active: int | None
+    #: :func:`row_digest` of the whole row as stored (every column, any storage
+    #: class): the sync compares it with the one it kept to see any edit.
+    sig: bytes = b""
+    #: The same over the columns a session's messages are counted under
+    #: (target, profile, principal, created_at): when it changes, the sync
+    #: forgets the session and takes its messages in again.
+    ident: bytes = b""
+    #: The row's rowid in the store (the walk's order); 0 when unknown.
+    rowid: int = 0
 
 
 def as_text(value: Any) -> str | None:
@@ -145,7 +155,13 @@ def _stream(sql: str, params: Sequence[Any] = ()) -> sqlite3.Cursor:
 
 
 def messages_after(after_id: int, limit: int) -> list[FeedMessage]:
-    """Up to ``limit`` messages with ``id > after_id``, ids increasing, with their session."""
+    """Up to ``limit`` messages with ``id > after_id``, ids increasing, with their session.
+
+    Orphans (no session row) come too, with None for the session's columns: the
+    sync drops them after reading their sessions' rows inside its transaction.
+    Everywhere else (search's hit checks and scans) a message counts only with
+    its session row, so the index and the scans answer alike.
+    """
     rows = run_sql(
         f"SELECT {_MESSAGE_COLUMNS} FROM session_messages AS m "
         "LEFT JOIN sessions AS s ON s.id = m.session_id "
@@ -190,14 +206,39 @@ def count_sessions() -> int:
     return int(run_sql("SELECT COUNT(*) FROM sessions")[0][0])
 
 
+def _quoted(columns: Sequence[str]) -> str:
+    # quote() writes every storage class distinctly (5, '5', X'35', NULL) and is
+    # computed inside SQLite; CAST AS BLOB hands Python bytes even when a TEXT
+    # value is not valid UTF-8, so a digest never fails to decode.
+    return "CAST(" + " || char(31) || ".join(f"quote({c})" for c in columns) + " AS BLOB)"
+
+
+#: The columns whose change moves a session's messages to other rollup cells.
+IDENTITY_COLUMNS = ("target_key", "profile_key", "principal_id", "created_at")
+#: Every column of a session row: any edit changes the digest.
+ROW_COLUMNS = (*IDENTITY_COLUMNS, "title", "turn_count", "last_active")
+SIG_SQL = _quoted(ROW_COLUMNS)
+IDENT_SQL = _quoted(IDENTITY_COLUMNS)
+
+
+def row_digest(quoted: bytes) -> bytes:
+    """Eight bytes of BLAKE2b over a row's quoted columns (a collision is a 2**-64 chance)."""
+    return hashlib.blake2b(quoted, digest_size=8).digest()
+
+
+#: An id the index can hold: TEXT that is valid UTF-8 (BLOB ids and undecodable
+#: text are listed from the store, never from the index).
+_TEXT_ID = "CASE WHEN typeof(id) = 'text' THEN CAST(id AS BLOB) END"
+
 _SESSION_COLUMNS = (
     f"id, {clipped_sql('target_key')}, {clipped_sql('profile_key')}, "
-    f"{clipped_sql('principal_id')}, {clipped_sql('title')}, turn_count, created_at, last_active"
+    f"{clipped_sql('principal_id')}, {clipped_sql('title')}, turn_count, created_at, last_active, "
+    f"{SIG_SQL}, {IDENT_SQL}, rowid"
 )
 
 
 def _feed_session(row: tuple) -> FeedSession:
-    sid, target, profile, principal, title, turns, created, last = row
+    sid, target, profile, principal, title, turns, created, last, sig, ident, rowid = row
     return FeedSession(
         id=as_text(sid) or "",
         target_key=as_text(target),
@@ -207,7 +248,32 @@ def _feed_session(row: tuple) -> FeedSession:
         turn_count=as_int(turns),
         created_at=as_int(created),
         last_active=as_int(last),
+        sig=row_digest(sig),
+        ident=row_digest(ident),
+        rowid=rowid,
     )
+
+
+def decoded_id(raw: bytes | None) -> str | None:
+    """A session id from its stored bytes, or None when the index cannot hold it."""
+    if raw is None:
+        return None
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def session_walk() -> Iterator[tuple[int, str | None, bytes]]:
+    """Every session row in the table's own order: ``(rowid, id, digest)``.
+
+    One sequential scan (the cheapest way through 500,000 rows); the id is
+    None where it is not text the index can hold. The digest is
+    :func:`row_digest` of the same columns as :attr:`FeedSession.sig`.
+    """
+    digest = row_digest
+    for rowid, raw, sig in _stream(f"SELECT rowid, {_TEXT_ID}, {SIG_SQL} FROM sessions"):
+        yield rowid, decoded_id(raw), digest(sig)
 
 
 def all_sessions() -> Iterator[FeedSession]:
@@ -216,6 +282,29 @@ def all_sessions() -> Iterator[FeedSession]:
         session = _feed_session(row)
         if isinstance(row[0], str):
             yield session
+
+
+def messages_of_sessions(session_ids: Sequence[str], up_to_id: int) -> list[FeedMessage]:
+    """Every message of these sessions with ``id <= up_to_id``, ids increasing.
+
+    The sync takes a session's messages in again with this when the session
+    is new to it (its messages may be older than the last id it took in) or
+    was moved to another target, profile or principal.
+    """
+    found: list[FeedMessage] = []
+    for chunk in _chunks(list(dict.fromkeys(session_ids))):
+        marks = ", ".join("?" * len(chunk))
+        found.extend(
+            _feed_message(row)
+            for row in run_sql(
+                f"SELECT {_MESSAGE_COLUMNS} FROM session_messages AS m "
+                "JOIN sessions AS s ON s.id = m.session_id "
+                f"WHERE m.session_id IN ({marks}) AND m.id <= ?",
+                [*chunk, up_to_id],
+            )
+        )
+    found.sort(key=lambda m: m.id)
+    return found
 
 
 def _chunks(values: Sequence[Any]) -> Iterator[Sequence[Any]]:
@@ -247,7 +336,7 @@ def messages_by_id(message_ids: Sequence[int]) -> dict[int, FeedMessage]:
         marks = ", ".join("?" * len(chunk))
         for row in run_sql(
             f"SELECT {_MESSAGE_COLUMNS} FROM session_messages AS m "
-            f"LEFT JOIN sessions AS s ON s.id = m.session_id WHERE m.id IN ({marks})",
+            f"JOIN sessions AS s ON s.id = m.session_id WHERE m.id IN ({marks})",
             list(chunk),
         ):
             message = _feed_message(row)
@@ -264,7 +353,7 @@ def newest_messages(before_id: int | None, limit: int, *, after_id: int = 0) -> 
     upper = before_id if before_id is not None else 1 << 62
     rows = run_sql(
         f"SELECT {_MESSAGE_COLUMNS} FROM session_messages AS m "
-        "LEFT JOIN sessions AS s ON s.id = m.session_id "
+        "JOIN sessions AS s ON s.id = m.session_id "
         "WHERE m.id < ? AND m.id > ? ORDER BY m.id DESC LIMIT ?",
         (upper, after_id, limit),
     )
