@@ -289,7 +289,7 @@ def _reconcile(
     _call_update_sessions(side, edited)
     _remember(side, edited)
     report.sessions_added += len(fresh)
-    report.sessions_updated += len(edited) - len(fresh)
+    report.sessions_updated += len(edited) - len(fresh) - len(moved)
 
 
 def _as_of(messages: Sequence[FeedMessage], rows: dict[str, FeedSession]) -> list[FeedMessage]:

@@ -358,3 +358,51 @@ def newest_messages(before_id: int | None, limit: int, *, after_id: int = 0) -> 
         (upper, after_id, limit),
     )
     return [_feed_message(row) for row in rows]
+
+
+# The brute-force readings ``sync_index --verify`` compares the side data with.
+# Each reads the whole store once (minutes on ten million messages): an
+# operator's check, never a page's.
+
+
+def message_counts(up_to_id: int) -> dict[str, int]:
+    """Messages per session with ``id <= up_to_id`` (orphans left out, as the sync does)."""
+    return {
+        sid: n
+        for sid, n in run_sql(
+            "SELECT m.session_id, count(*) FROM session_messages AS m "
+            "JOIN sessions AS s ON s.id = m.session_id WHERE m.id <= ? "
+            "AND typeof(m.session_id) = 'text' GROUP BY m.session_id",
+            (up_to_id,),
+        )
+    }
+
+
+def calls(up_to_id: int) -> dict[tuple[str, str], tuple[str, int | None, bool]]:
+    """Every tool call among messages ``id <= up_to_id``: (session, call key) -> (tool, ts, failed).
+
+    Read row by row from the store and folded with the one definition of a
+    call and a failure (:mod:`sessions_admin.store.toolcalls`), values
+    normalised as the batches normalise them: a call's rows share a key; it
+    keeps its first row's tool and time and fails if any row reports an error.
+    """
+    from sessions_admin.store.toolcalls import call_key, is_tool_call, reports_error
+
+    found: dict[tuple[str, str], tuple[str, int | None, bool]] = {}
+    for mid, sid, name, call_id, ts, result in _stream(
+        "SELECT m.id, m.session_id, m.tool_name, m.tool_call_id, m.ts, m.tool_result "
+        "FROM session_messages AS m JOIN sessions AS s ON s.id = m.session_id "
+        "WHERE m.id <= ? AND m.tool_name IS NOT NULL ORDER BY m.id",
+        (up_to_id,),
+    ):
+        tool = as_text(name)
+        if not isinstance(sid, str) or not is_tool_call(tool):
+            continue
+        key = (sid, call_key(mid, as_text(call_id)))
+        failed = reports_error(as_text(result))
+        if key in found:
+            first_tool, first_ts, before = found[key]
+            found[key] = (first_tool, first_ts, before or failed)
+        else:
+            found[key] = (tool, as_int(ts), failed)
+    return found

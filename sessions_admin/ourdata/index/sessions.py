@@ -30,6 +30,8 @@ from sessions_admin.store.queries import Cursor, SessionFilter, SessionPage
 FRESH_FOR_S = 600
 #: Above this many trigram candidates, walking by last activity is cheaper.
 CANDIDATE_CAP = 1000
+#: Reads of the index per page before the list scans the store instead.
+MAX_ROUNDS = 8
 
 
 def is_fresh(side: sqlite3.Connection) -> bool:
@@ -40,6 +42,13 @@ def is_fresh(side: sqlite3.Connection) -> bool:
         return False
     if time.time() * 1000 - state.synced_at_ms > FRESH_FOR_S * 1000:
         return False
+    # Sessions whose id the index cannot hold (BLOB, or text that is not UTF-8)
+    # would be missing from its answers: the list scans the store instead.
+    unindexable = side.execute(
+        "SELECT value FROM sync_state WHERE key = 'unindexable_sessions'"
+    ).fetchone()
+    if unindexable is not None and unindexable[0]:
+        return False
     return feed.last_message_id() <= state.last_id
 
 
@@ -49,7 +58,9 @@ def _ids(
     sort: str,
     cursor: Cursor | None,
     limit: int,
-) -> list[str]:
+) -> list[tuple[str, Any]]:
+    """Up to ``limit`` (id, sort value) pairs after ``cursor``, in the index's order."""
+    column, _ = queries.SORTS[sort]
     clauses, params = queries.filter_with(session_filter, q=None).where()
     key_clauses, key_params, order = queries.keyset_sql(sort, cursor)
     clauses, params = clauses + key_clauses, params + key_params
@@ -72,8 +83,46 @@ def _ids(
                     return []
                 clauses.append(f"key IN ({', '.join('?' * len(keys))})")
                 params.extend(keys)
-    sql = f"SELECT id FROM search_sessions WHERE {' AND '.join(clauses)} {order} LIMIT ?"
-    return [row[0] for row in side.execute(sql, [*params, limit + 1])]
+    sql = f"SELECT id, {column} FROM search_sessions WHERE {' AND '.join(clauses)} {order} LIMIT ?"
+    return [(row[0], row[1]) for row in side.execute(sql, [*params, limit])]
+
+
+def _fill(
+    side: sqlite3.Connection,
+    session_filter: SessionFilter,
+    sort: str,
+    cursor: Cursor | None,
+    limit: int,
+) -> SessionPage | None:
+    """Read the index until ``limit`` rows pass the store's check, or give up (None).
+
+    Every id the index proposes is read back from the store and checked
+    again; one the runtime deleted or changed is skipped and the next one read,
+    so a page is short only where the index really ends. The next page starts
+    after the last row the index gave (its position, not the store's newer
+    values), so no row is shown twice or skipped.
+    """
+    folded = fold(session_filter.q) if session_filter.q else None
+
+    def keep(row: Any) -> bool:
+        return folded is None or contains(folded, (row.title, row.id))
+
+    rows: list = []
+    position = cursor
+    for _ in range(MAX_ROUNDS):
+        want = limit - len(rows)
+        picked = _ids(side, session_filter, sort, position, want + 1)
+        kept = queries.page_of_ids(
+            [sid for sid, _ in picked[:want]], session_filter, sort, limit=want, keep=keep
+        ).rows
+        rows.extend(kept)
+        if len(picked) <= want:
+            return SessionPage(rows=rows, next_cursor=None, strategy="index")
+        last_id, last_value = picked[want - 1]
+        position = Cursor(sort, 0 if last_value is None else last_value, last_id)
+        if len(rows) == limit:
+            return SessionPage(rows=rows, next_cursor=position, strategy="index")
+    return None  # the index keeps proposing rows the store no longer has: scan instead
 
 
 def list_sessions(
@@ -92,14 +141,8 @@ def list_sessions(
     try:
         if not is_fresh(side):
             return None
-        ids = _ids(side, session_filter, sort, cursor, limit)
+        return _fill(side, session_filter, sort, cursor, limit)
     except sidedb.errors():
         return None  # a damaged or half-built side database: the scan still works
     finally:
         side.close()
-    folded = fold(session_filter.q) if session_filter.q else None
-
-    def keep(row: Any) -> bool:
-        return folded is None or contains(folded, (row.title, row.id))
-
-    return queries.page_of_ids(ids, session_filter, sort, limit=limit, keep=keep)
