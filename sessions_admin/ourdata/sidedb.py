@@ -13,7 +13,11 @@ sees an ``sqlite3.Connection``-like object either way.
 
 from __future__ import annotations
 
+import fcntl
+import os
 import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType
 from urllib.parse import quote
@@ -140,3 +144,59 @@ def release_free_pages(conn: sqlite3.Connection) -> None:
     # Each step of the pragma frees one page: it must be stepped to the end.
     conn.execute("PRAGMA incremental_vacuum").fetchall()
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+
+@contextmanager
+def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """``BEGIN IMMEDIATE`` … ``COMMIT``, or ``ROLLBACK`` on any exception (Ctrl-C included).
+
+    The side database's one way to group writes: IMMEDIATE takes the write
+    lock at the start, so two writers queue on ``busy_timeout`` instead of
+    one failing half-way with "database is locked".
+    """
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield conn
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
+class PassRunning(RuntimeError):
+    """Another ``sync_index`` pass holds the writer's lock."""
+
+
+def lock_path() -> Path:
+    """The lock file beside the side database (ours; it outlives ``--rebuild``)."""
+    return side_path().with_name("side.sqlite3.lock")
+
+
+@contextmanager
+def pass_lock() -> Iterator[None]:
+    """Hold the one writer's lock for a whole pass, or raise :class:`PassRunning` at once.
+
+    An advisory ``flock`` on a file of its own: the kernel drops it when the
+    process ends, however it ends, so a killed pass never leaves a stale lock.
+    The file holds the holder's pid, for the message a second pass prints.
+    """
+    path = lock_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "?"
+            raise PassRunning(
+                f"Another sync_index pass is running (pid {holder}); this one exits. "
+                "Overlapping runs never index a message twice."
+            ) from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, str(os.getpid()).encode(), 0)
+        try:
+            yield
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)

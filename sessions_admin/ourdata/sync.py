@@ -6,13 +6,23 @@
 the side database as the batch's bookkeeping, so an interrupted build resumes
 where its last committed batch ended and the consumers never drift apart.
 
-Deletions reach the consumers two ways:
+Changes to session rows reach the consumers three ways:
 
 * the dashboard's own deletes call :func:`forget_sessions` right after the
   store's transaction commits (``deletion/``), so their rows go at once;
-* a pass starts by walking the store's session ids beside the ones we have
-  seen (:func:`detect_deleted_sessions`): a session the runtime deleted, or
-  one whose forget failed, is forgotten there.
+* a pass starts by walking every session row beside what it kept
+  (:mod:`.sessionwalk`): rows the store lost are forgotten, new rows taken
+  in (with any older messages of theirs), edited rows updated, and rows
+  moved to another target, profile, principal or created_at forgotten and
+  taken in again, so no count stays in the wrong cell;
+* each batch reads its sessions' rows inside its own transaction: messages
+  whose session is gone (or never existed: orphans) are not counted, and
+  the same reconciliation applies to rows edited since the walk.
+
+One writer at a time: a pass holds :func:`sidedb.pass_lock` from start to
+end, and every batch skips messages at or below the mark it reads inside its
+transaction, so overlapping runs (two cron lines, cron beside ``--follow``)
+can never count a message twice.
 
 The consumers are the modules named in :data:`CONSUMERS`; importing one
 appends its listener to :data:`LISTENERS`.
@@ -24,13 +34,15 @@ import importlib
 import logging
 import sqlite3
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol
 
-from sessions_admin.ourdata import sidedb
+from sessions_admin import clock
+from sessions_admin.ourdata import sessionwalk, sidedb
+from sessions_admin.sqlhelpers import chunks, placeholders
 from sessions_admin.store import feed
 from sessions_admin.store.feed import FeedMessage, FeedSession
 
@@ -80,7 +92,7 @@ CONSUMERS: list[str] = ["sessions_admin.ourdata.index", "sessions_admin.ourdata.
 
 #: Bumped when a table of the side database changes shape; an older file asks
 #: for ``sync_index --rebuild`` (pages treat it as no index).
-LAYOUT_VERSION = 1
+LAYOUT_VERSION = 2
 #: Messages per batch (one side-database transaction each).
 BATCH_SIZE = 20_000
 #: A pass that took in this many messages ends with the listeners' ``finish_build``.
@@ -90,10 +102,12 @@ SESSION_CHUNK = 10_000
 #: Characters of a failed pass's reason kept for the pages.
 ERROR_CHARS = 300
 
-_SCHEMA = """
+_SCHEMA = (
+    """
 CREATE TABLE IF NOT EXISTS sync_state (key TEXT PRIMARY KEY, value) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS sync_sessions (id TEXT PRIMARY KEY, last_active INTEGER) WITHOUT ROWID;
 """
+    + sessionwalk.SCHEMA
+)
 
 
 def listeners() -> list[SyncListener]:
@@ -117,6 +131,10 @@ class SyncReport:
     batches: int = 0
     sessions_forgotten: int = 0
     sessions_added: int = 0
+    #: Rows edited in place (title, turn count, last activity...).
+    sessions_updated: int = 0
+    #: Sessions moved to another target, profile, principal or created_at: taken in again.
+    sessions_retaken: int = 0
     last_id: int = 0
     seconds: float = 0.0
     interrupted: bool = False
@@ -141,10 +159,6 @@ class Progress:
         if self.rate <= 0:
             return None
         return max(self.total - self.done, 0) / self.rate
-
-
-def _now_ms() -> int:
-    return int(time.time() * 1000)
 
 
 class SideLayoutChanged(RuntimeError):
@@ -207,94 +221,34 @@ def _call_update_sessions(side: sqlite3.Connection, sessions: Sequence[FeedSessi
             update(side, sessions)
 
 
-def _stale_sessions(side: sqlite3.Connection, batch: Sequence[FeedMessage]) -> list[str]:
-    """Sessions whose row we hold is older than a message in the batch (or unknown).
+@dataclass(frozen=True)
+class _Held:
+    """What the last pass kept of a session row (digests of the whole row and its identity)."""
 
-    A first build reads every session row once, in the walk before the
-    messages, so its batches re-read none; an incremental pass re-reads the
-    rows of the sessions that got new messages.
-    """
-    newest: dict[str, int] = {}
-    for message in batch:
-        ts = message.ts if message.ts is not None else 0
-        if ts > newest.get(message.session_id, -1):
-            newest[message.session_id] = ts
-    ids = list(newest)
-    known: dict[str, int | None] = {}
-    for start in range(0, len(ids), 500):
-        chunk = ids[start : start + 500]
-        marks = ", ".join("?" * len(chunk))
-        known.update(
-            side.execute(
-                f"SELECT id, last_active FROM sync_sessions WHERE id IN ({marks})", chunk
-            ).fetchall()
+    sig: bytes
+    ident: bytes
+
+
+def _held(side: sqlite3.Connection, session_ids: Iterable[str]) -> dict[str, _Held]:
+    found: dict[str, _Held] = {}
+    for chunk in chunks(list(session_ids)):
+        marks = placeholders(len(chunk))
+        found.update(
+            (sid, _Held(sig, ident))
+            for sid, sig, ident in side.execute(
+                f"SELECT id, sig, ident FROM sync_sessions WHERE id IN ({marks})", chunk
+            )
         )
-    return [
-        sid
-        for sid, ts in newest.items()
-        if sid not in known or not isinstance(known[sid], int) or known[sid] < ts
-    ]
+    return found
 
 
-def _remember_sessions(
-    side: sqlite3.Connection, ids: Sequence[str], sessions: dict[str, FeedSession]
-) -> None:
+def _remember(side: sqlite3.Connection, rows: Iterable[FeedSession]) -> None:
     side.executemany(
-        "INSERT INTO sync_sessions (id, last_active) VALUES (?, ?) "
-        "ON CONFLICT (id) DO UPDATE SET last_active = excluded.last_active "
-        "WHERE excluded.last_active IS NOT NULL",
-        [(sid, sessions[sid].last_active if sid in sessions else None) for sid in ids],
+        "INSERT INTO sync_sessions (id, srowid, sig, ident) VALUES (?, ?, ?, ?) "
+        "ON CONFLICT (id) DO UPDATE SET srowid = excluded.srowid, sig = excluded.sig, "
+        "ident = excluded.ident",
+        [(row.id, row.rowid, row.sig, row.ident) for row in rows],
     )
-
-
-def _take_batch(side: sqlite3.Connection, batch: Sequence[FeedMessage]) -> int:
-    """One transaction: the listeners take the batch, and the bookkeeping moves on."""
-    side.execute("BEGIN IMMEDIATE")
-    try:
-        stale = _stale_sessions(side, batch)
-        sessions = feed.sessions_by_id(stale) if stale else {}
-        for listener in listeners():
-            listener.add_messages(side, batch)
-        _call_update_sessions(side, list(sessions.values()))
-        _remember_sessions(side, stale, sessions)
-        _set_state(side, last_id=batch[-1].id)
-        side.execute("COMMIT")
-    except BaseException:
-        side.execute("ROLLBACK")
-        raise
-    return len(batch)
-
-
-def _merge_walk(ours: Iterator[str], theirs: Iterator[str]) -> tuple[list[str], list[str]]:
-    """Two ascending id streams: (ids only in ours, ids only in theirs)."""
-    gone: list[str] = []
-    new: list[str] = []
-    a = next(ours, None)
-    b = next(theirs, None)
-    while a is not None or b is not None:
-        if b is None or (a is not None and a < b):
-            gone.append(a)
-            a = next(ours, None)
-        elif a is None or b < a:
-            new.append(b)
-            b = next(theirs, None)
-        else:
-            a = next(ours, None)
-            b = next(theirs, None)
-    return gone, new
-
-
-def detect_deleted_sessions(side: sqlite3.Connection) -> tuple[list[str], list[str]]:
-    """Sessions we have seen that the store no longer holds, and store sessions new to us.
-
-    Both lists come from one ordered walk of each side's primary key (about
-    half a second for 500,000 sessions), so nothing is held in memory but
-    the differences.
-    """
-    ours = (row[0] for row in side.execute("SELECT id FROM sync_sessions ORDER BY id"))
-    # Python orders str by code point, SQLite's BINARY collation by UTF-8 bytes:
-    # the two orders are the same.
-    return _merge_walk(ours, feed.session_ids())
 
 
 def _forget_in(side: sqlite3.Connection, session_ids: Sequence[str]) -> None:
@@ -303,47 +257,130 @@ def _forget_in(side: sqlite3.Connection, session_ids: Sequence[str]) -> None:
     side.executemany("DELETE FROM sync_sessions WHERE id = ?", [(sid,) for sid in session_ids])
 
 
-def _add_sessions(side: sqlite3.Connection, rows: dict[str, FeedSession]) -> None:
-    side.execute("BEGIN IMMEDIATE")
-    try:
-        _call_update_sessions(side, list(rows.values()))
-        _remember_sessions(side, list(rows), rows)
-        side.execute("COMMIT")
-    except BaseException:
-        side.execute("ROLLBACK")
-        raise
+def _feed_messages(side: sqlite3.Connection, messages: Sequence[FeedMessage]) -> None:
+    for start in range(0, len(messages), BATCH_SIZE):
+        part = messages[start : start + BATCH_SIZE]
+        for listener in listeners():
+            listener.add_messages(side, part)
 
 
-def _apply_session_changes(side: sqlite3.Connection, report: SyncReport) -> None:
+def _reconcile(
+    side: sqlite3.Connection, rows: dict[str, FeedSession], up_to: int, report: SyncReport
+) -> None:
+    """Bring these sessions' share of every consumer in line with their current rows.
+
+    A session new to us takes in its messages up to ``up_to`` (a first pass
+    has none; later ones may: a session row that arrived after its messages).
+    One whose target, profile, principal or created_at changed is forgotten
+    and taken in again, so the rollups move its counts to the right cells.
+    Any other edit (title, turn count, last activity) is an update. Runs
+    inside the caller's transaction.
+    """
+    held = _held(side, rows)
+    moved = [sid for sid, row in rows.items() if sid in held and held[sid].ident != row.ident]
+    fresh = [sid for sid in rows if sid not in held]
+    if moved:
+        _forget_in(side, moved)
+        report.sessions_retaken += len(moved)
+    again = moved + fresh
+    if again and up_to > 0:
+        _feed_messages(side, _as_of(feed.messages_of_sessions(again, up_to), rows))
+    edited = [row for sid, row in rows.items() if sid not in held or held[sid].sig != row.sig]
+    _call_update_sessions(side, edited)
+    _remember(side, edited)
+    report.sessions_added += len(fresh)
+    report.sessions_updated += len(edited) - len(fresh) - len(moved)
+
+
+def _as_of(messages: Sequence[FeedMessage], rows: dict[str, FeedSession]) -> list[FeedMessage]:
+    """The messages of sessions that still exist, carrying their rows' current columns.
+
+    A message's session columns were joined when the batch was read; the rows
+    read inside the transaction are newer, and they are what the sync keeps.
+    Orphans (no session row) are dropped: a message counts with its session.
+    """
+    kept: list[FeedMessage] = []
+    for m in messages:
+        row = rows.get(m.session_id)
+        if row is None:
+            continue
+        if (m.target_key, m.profile_key, m.principal_id) != (
+            row.target_key,
+            row.profile_key,
+            row.principal_id,
+        ):
+            m = replace(
+                m,
+                target_key=row.target_key,
+                profile_key=row.profile_key,
+                principal_id=row.principal_id,
+            )
+        kept.append(m)
+    return kept
+
+
+def _take_batch(side: sqlite3.Connection, batch: Sequence[FeedMessage], report: SyncReport) -> int:
+    """One transaction: the batch's sessions reconciled, its messages taken in, the mark moved.
+
+    Messages at or below the stored mark are skipped, so even two writers that
+    got past the pass lock (it is advisory) could never count a message twice.
+    """
+    with sidedb.transaction(side):
+        mark = read_state(side).last_id
+        batch = [m for m in batch if m.id > mark]
+        if not batch:
+            return 0
+        ids = list(dict.fromkeys(m.session_id for m in batch))
+        rows = feed.sessions_by_id(ids)
+        vanished = [sid for sid in _held(side, ids) if sid not in rows]
+        if vanished:
+            _forget_in(side, vanished)
+            report.sessions_forgotten += len(vanished)
+        _reconcile(side, rows, mark, report)
+        _feed_messages(side, _as_of(batch, rows))
+        _set_state(side, last_id=batch[-1].id)
+    return len(batch)
+
+
+def _first_walk(side: sqlite3.Connection, up_to: int, report: SyncReport) -> None:
+    """Every session row in one sequential scan, when we hold none (a first build)."""
+    rows: dict[str, FeedSession] = {}
+    for session in feed.all_sessions():
+        rows[session.id] = session
+        if len(rows) >= SESSION_CHUNK:
+            with sidedb.transaction(side):
+                _reconcile(side, rows, up_to, report)
+            rows = {}
+    if rows:
+        with sidedb.transaction(side):
+            _reconcile(side, rows, up_to, report)
+
+
+def _apply_session_changes(side: sqlite3.Connection, up_to: int, report: SyncReport) -> None:
+    """Forget the sessions the store lost; take in new, edited and moved rows."""
     if side.execute("SELECT 1 FROM sync_sessions LIMIT 1").fetchone() is None:
-        # A first build: every session is new, read them in one sequential scan.
-        rows: dict[str, FeedSession] = {}
-        for session in feed.all_sessions():
-            rows[session.id] = session
-            if len(rows) >= SESSION_CHUNK:
-                _add_sessions(side, rows)
-                report.sessions_added += len(rows)
-                rows = {}
-        if rows:
-            _add_sessions(side, rows)
-            report.sessions_added += len(rows)
-        return
-    gone, new = detect_deleted_sessions(side)
-    for start in range(0, len(gone), SESSION_CHUNK):
-        side.execute("BEGIN IMMEDIATE")
-        try:
-            _forget_in(side, gone[start : start + SESSION_CHUNK])
-            side.execute("COMMIT")
-        except BaseException:
-            side.execute("ROLLBACK")
-            raise
-    for start in range(0, len(new), SESSION_CHUNK):
-        _add_sessions(side, feed.sessions_by_id(new[start : start + SESSION_CHUNK]))
-    if len(gone) >= SESSION_CHUNK:
+        _first_walk(side, up_to, report)
+    found = sessionwalk.walk(side)
+    for chunk in chunks(found.gone, SESSION_CHUNK):
+        with sidedb.transaction(side):
+            _forget_in(side, chunk)
+    for chunk in chunks(found.new + found.changed, SESSION_CHUNK):
+        rows = feed.sessions_by_id(chunk)
+        with sidedb.transaction(side):
+            gone_since = [sid for sid in _held(side, chunk) if sid not in rows]
+            _forget_in(side, gone_since)
+            _reconcile(side, rows, up_to, report)
+    if found.moved:
+        with sidedb.transaction(side):
+            side.executemany(
+                "UPDATE sync_sessions SET srowid = ? WHERE id = ?",
+                [(rowid, sid) for sid, rowid in found.moved.items()],
+            )
+    if len(found.gone) >= SESSION_CHUNK:
         sidedb.release_free_pages(side)  # e.g. after a clear-all: give the disk back
-    report.sessions_forgotten += len(gone)
-    report.sessions_added += len(new)
-    report.forgotten_ids = gone[:100]
+    _set_state(side, unindexable_sessions=found.unindexable)
+    report.sessions_forgotten += len(found.gone)
+    report.forgotten_ids = found.gone[:100]
 
 
 def _take_all(
@@ -364,7 +401,7 @@ def _take_all(
         batch = prefetch.after(last_id)
         if not batch:
             return last_id
-        report.messages += _take_batch(side, batch)
+        report.messages += _take_batch(side, batch, report)
         report.batches += 1
         last_id = batch[-1].id
         if on_progress is not None:
@@ -418,22 +455,25 @@ def sync_once(
     Stops cleanly between batches when ``should_stop()`` turns true (the
     report says ``interrupted``); a KeyboardInterrupt inside a batch rolls
     that batch back. Either way the next pass resumes after the last
-    committed batch.
+    committed batch. One pass at a time: while another holds the writer's
+    lock this raises :class:`~sessions_admin.ourdata.sidedb.PassRunning` at
+    once, having touched nothing.
     """
     started = time.perf_counter()
-    own = side is None
-    side = side or sidedb.connect()
     report = SyncReport()
-    try:
+    with sidedb.pass_lock():
+        own = side is None
+        side = side or sidedb.connect()
         try:
-            _pass(side, report, batch_size, on_progress, should_stop)
-        except Exception as exc:
-            _record_failure(side, exc)
-            raise
-        _set_state(side, run_finished_at_ms=_now_ms())
-    finally:
-        if own:
-            side.close()
+            try:
+                _pass(side, report, batch_size, on_progress, should_stop)
+            except Exception as exc:
+                _record_failure(side, exc)
+                raise
+            _set_state(side, run_finished_at_ms=clock.now_ms())
+        finally:
+            if own:
+                side.close()
     report.seconds = time.perf_counter() - started
     return report
 
@@ -446,11 +486,11 @@ def _pass(
     should_stop: Callable[[], bool] | None,
 ) -> None:
     prepare(side)
-    _set_state(side, run_started_at_ms=_now_ms())
+    _set_state(side, run_started_at_ms=clock.now_ms())
     state = read_state(side)
     if state.started_at_ms is None:
-        _set_state(side, started_at_ms=_now_ms())
-    _apply_session_changes(side, report)
+        _set_state(side, started_at_ms=clock.now_ms())
+    _apply_session_changes(side, state.last_id, report)
     last_id = state.last_id
     newest = feed.last_message_id()
     total = max(newest - last_id, 0)
@@ -470,7 +510,7 @@ def _pass(
     if report.messages >= LONG_PASS and not report.interrupted:
         _finish_build(side)
     if not report.interrupted:
-        _set_state(side, synced_at_ms=_now_ms())
+        _set_state(side, synced_at_ms=clock.now_ms())
     report.last_id = last_id
 
 
@@ -486,7 +526,7 @@ def _record_failure(side: sqlite3.Connection, exc: Exception) -> None:
         if side.in_transaction:
             side.execute("ROLLBACK")
         sidedb.run_script(side, _SCHEMA)
-        _set_state(side, run_failed_at_ms=_now_ms(), run_error=reason)
+        _set_state(side, run_failed_at_ms=clock.now_ms(), run_error=reason)
     except Exception:
         logger.exception("could not record the failed sync (%s)", reason)
 
@@ -551,13 +591,8 @@ def _finish_build(side: sqlite3.Connection) -> None:
         finish = getattr(listener, "finish_build", None)
         if finish is None:
             continue
-        side.execute("BEGIN IMMEDIATE")
-        try:
+        with sidedb.transaction(side):
             finish(side)
-            side.execute("COMMIT")
-        except BaseException:
-            side.execute("ROLLBACK")
-            raise
     # The merge freed the old segments' pages and went through the WAL: give both back.
     side.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     sidedb.release_free_pages(side)
@@ -570,14 +605,15 @@ def rebuild() -> None:
     with it any free pages or tables of an older layout). Stop a running
     ``--follow`` first: it would keep writing to the removed file.
     """
-    path = sidedb.side_path()
-    for suffix in ("", "-wal", "-shm"):
-        Path(f"{path}{suffix}").unlink(missing_ok=True)
-    side = sidedb.connect()
-    try:
-        prepare(side)
-    finally:
-        side.close()
+    with sidedb.pass_lock():
+        path = sidedb.side_path()
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{path}{suffix}").unlink(missing_ok=True)
+        side = sidedb.connect()
+        try:
+            prepare(side)
+        finally:
+            side.close()
 
 
 def forget_sessions(session_ids: Iterable[str]) -> bool:
@@ -597,14 +633,9 @@ def forget_sessions(session_ids: Iterable[str]) -> bool:
         return False
     try:
         prepare(side)
-        for start in range(0, len(ids), 1000):
-            side.execute("BEGIN IMMEDIATE")
-            try:
-                _forget_in(side, ids[start : start + 1000])
-                side.execute("COMMIT")
-            except BaseException:
-                side.execute("ROLLBACK")
-                raise
+        for chunk in chunks(ids, 1000):
+            with sidedb.transaction(side):
+                _forget_in(side, chunk)
         return True
     except Exception:
         logger.exception("could not forget %d sessions; the next sync will", len(ids))

@@ -20,6 +20,7 @@ store's own row (:func:`messages_by_id`, :func:`sessions_by_id`,
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -28,7 +29,7 @@ from sessions_admin.sqlhelpers import chunks, placeholders
 from sessions_admin.store.backend.tolerant import tolerant_rows
 from sessions_admin.store.cliptext import clipped_sql
 from sessions_admin.store.connection import raw_connection, run_sql, store_connection
-from sessions_admin.store.queries import Cursor, SessionFilter, filter_with, keyset_sql
+from sessions_admin.store.queries import SORTS, Cursor, SessionFilter, filter_with, keyset_sql
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +66,15 @@ class FeedSession:
     turn_count: int | None
     created_at: int | None
     last_active: int | None
+    #: :func:`row_digest` of the whole row as stored (every column, any storage
+    #: class): the sync compares it with the one it kept to see any edit.
+    sig: bytes = b""
+    #: The same over the columns a session's messages are counted under
+    #: (target, profile, principal, created_at): when it changes, the sync
+    #: forgets the session and takes its messages in again.
+    ident: bytes = b""
+    #: The row's rowid in the store (the walk's order); 0 when unknown.
+    rowid: int = 0
 
 
 def as_text(value: Any) -> str | None:
@@ -148,7 +158,13 @@ def _stream(sql: str, params: Sequence[Any] = ()) -> Iterator[tuple]:
 
 
 def messages_after(after_id: int, limit: int) -> list[FeedMessage]:
-    """Up to ``limit`` messages with ``id > after_id``, ids increasing, with their session."""
+    """Up to ``limit`` messages with ``id > after_id``, ids increasing, with their session.
+
+    Orphans (no session row) come too, with None for the session's columns: the
+    sync drops them after reading their sessions' rows inside its transaction.
+    Everywhere else (search's hit checks and scans) a message counts only with
+    its session row, so the index and the scans answer alike.
+    """
     rows = run_sql(
         f"SELECT {_MESSAGE_COLUMNS} FROM session_messages AS m "
         "LEFT JOIN sessions AS s ON s.id = m.session_id "
@@ -193,14 +209,39 @@ def count_sessions() -> int:
     return int(run_sql("SELECT COUNT(*) FROM sessions")[0][0])
 
 
+def _quoted(columns: Sequence[str]) -> str:
+    # quote() writes every storage class distinctly (5, '5', X'35', NULL) and is
+    # computed inside SQLite; CAST AS BLOB hands Python bytes even when a TEXT
+    # value is not valid UTF-8, so a digest never fails to decode.
+    return "CAST(" + " || char(31) || ".join(f"quote({c})" for c in columns) + " AS BLOB)"
+
+
+#: The columns whose change moves a session's messages to other rollup cells.
+IDENTITY_COLUMNS = ("target_key", "profile_key", "principal_id", "created_at")
+#: Every column of a session row: any edit changes the digest.
+ROW_COLUMNS = (*IDENTITY_COLUMNS, "title", "turn_count", "last_active")
+SIG_SQL = _quoted(ROW_COLUMNS)
+IDENT_SQL = _quoted(IDENTITY_COLUMNS)
+
+
+def row_digest(quoted: bytes) -> bytes:
+    """Eight bytes of BLAKE2b over a row's quoted columns (a collision is a 2**-64 chance)."""
+    return hashlib.blake2b(quoted, digest_size=8).digest()
+
+
+#: An id the index can hold: TEXT that is valid UTF-8 (BLOB ids and undecodable
+#: text are listed from the store, never from the index).
+_TEXT_ID = "CASE WHEN typeof(id) = 'text' THEN CAST(id AS BLOB) END"
+
 _SESSION_COLUMNS = (
     f"id, {clipped_sql('target_key')}, {clipped_sql('profile_key')}, "
-    f"{clipped_sql('principal_id')}, {clipped_sql('title')}, turn_count, created_at, last_active"
+    f"{clipped_sql('principal_id')}, {clipped_sql('title')}, turn_count, created_at, last_active, "
+    f"{SIG_SQL}, {IDENT_SQL}, rowid"
 )
 
 
 def _feed_session(row: tuple) -> FeedSession:
-    sid, target, profile, principal, title, turns, created, last = row
+    sid, target, profile, principal, title, turns, created, last, sig, ident, rowid = row
     return FeedSession(
         id=as_text(sid) or "",
         target_key=as_text(target),
@@ -210,7 +251,32 @@ def _feed_session(row: tuple) -> FeedSession:
         turn_count=as_int(turns),
         created_at=as_int(created),
         last_active=as_int(last),
+        sig=row_digest(sig),
+        ident=row_digest(ident),
+        rowid=rowid,
     )
+
+
+def decoded_id(raw: bytes | None) -> str | None:
+    """A session id from its stored bytes, or None when the index cannot hold it."""
+    if raw is None:
+        return None
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def session_walk() -> Iterator[tuple[int, str | None, bytes]]:
+    """Every session row in the table's own order: ``(rowid, id, digest)``.
+
+    One sequential scan (the cheapest way through 500,000 rows); the id is
+    None where it is not text the index can hold. The digest is
+    :func:`row_digest` of the same columns as :attr:`FeedSession.sig`.
+    """
+    digest = row_digest
+    for rowid, raw, sig in _stream(f"SELECT rowid, {_TEXT_ID}, {SIG_SQL} FROM sessions"):
+        yield rowid, decoded_id(raw), digest(sig)
 
 
 def all_sessions() -> Iterator[FeedSession]:
@@ -219,6 +285,29 @@ def all_sessions() -> Iterator[FeedSession]:
         session = _feed_session(row)
         if isinstance(row[0], str):
             yield session
+
+
+def messages_of_sessions(session_ids: Sequence[str], up_to_id: int) -> list[FeedMessage]:
+    """Every message of these sessions with ``id <= up_to_id``, ids increasing.
+
+    The sync takes a session's messages in again with this when the session
+    is new to it (its messages may be older than the last id it took in) or
+    was moved to another target, profile or principal.
+    """
+    found: list[FeedMessage] = []
+    for chunk in chunks(list(dict.fromkeys(session_ids))):
+        marks = placeholders(len(chunk))
+        found.extend(
+            _feed_message(row)
+            for row in run_sql(
+                f"SELECT {_MESSAGE_COLUMNS} FROM session_messages AS m "
+                "JOIN sessions AS s ON s.id = m.session_id "
+                f"WHERE m.session_id IN ({marks}) AND m.id <= ?",
+                [*chunk, up_to_id],
+            )
+        )
+    found.sort(key=lambda m: m.id)
+    return found
 
 
 def sessions_by_id(session_ids: Sequence[str]) -> dict[str, FeedSession]:
@@ -243,7 +332,7 @@ def messages_by_id(message_ids: Sequence[int]) -> dict[int, FeedMessage]:
         marks = placeholders(len(chunk))
         for row in run_sql(
             f"SELECT {_MESSAGE_COLUMNS} FROM session_messages AS m "
-            f"LEFT JOIN sessions AS s ON s.id = m.session_id WHERE m.id IN ({marks})",
+            f"JOIN sessions AS s ON s.id = m.session_id WHERE m.id IN ({marks})",
             chunk,
         ):
             message = _feed_message(row)
@@ -260,7 +349,7 @@ def newest_messages(before_id: int | None, limit: int, *, after_id: int = 0) -> 
     upper = before_id if before_id is not None else 1 << 62
     rows = run_sql(
         f"SELECT {_MESSAGE_COLUMNS} FROM session_messages AS m "
-        "LEFT JOIN sessions AS s ON s.id = m.session_id "
+        "JOIN sessions AS s ON s.id = m.session_id "
         "WHERE m.id < ? AND m.id > ? ORDER BY m.id DESC LIMIT ?",
         (upper, after_id, limit),
     )
@@ -269,10 +358,60 @@ def newest_messages(before_id: int | None, limit: int, *, after_id: int = 0) -> 
 
 def session_list_sql(
     session_filter: SessionFilter, sort: str, cursor: Cursor | None
-) -> tuple[list[str], list[Any], str]:
-    """The list's filters (all but its text search) and keyset for ``sort`` after
-    ``cursor``: WHERE clauses, their parameters and the ORDER BY, over the store's
-    session columns, which the side index's ``search_sessions`` copies by name."""
+) -> tuple[str, list[str], list[Any], str]:
+    """The list's sort column, its filters (all but its text search) and keyset for
+    ``sort`` after ``cursor``: column, WHERE clauses, their parameters and the ORDER BY,
+    over the store's session columns, which the side index's ``search_sessions``
+    copies by name."""
+    column, _ = SORTS[sort]
     clauses, params = filter_with(session_filter, q=None).where()
     key_clauses, key_params, order = keyset_sql(sort, cursor)
-    return clauses + key_clauses, params + key_params, order
+    return column, clauses + key_clauses, params + key_params, order
+
+
+# The brute-force readings ``sync_index --verify`` compares the side data with.
+# Each reads the whole store once (minutes on ten million messages): an
+# operator's check, never a page's.
+
+
+def message_counts(up_to_id: int) -> dict[str, int]:
+    """Messages per session with ``id <= up_to_id`` (orphans left out, as the sync does)."""
+    return {
+        sid: n
+        for sid, n in run_sql(
+            "SELECT m.session_id, count(*) FROM session_messages AS m "
+            "JOIN sessions AS s ON s.id = m.session_id WHERE m.id <= ? "
+            "AND typeof(m.session_id) = 'text' GROUP BY m.session_id",
+            (up_to_id,),
+        )
+    }
+
+
+def calls(up_to_id: int) -> dict[tuple[str, str], tuple[str, int | None, bool]]:
+    """Every tool call among messages ``id <= up_to_id``: (session, call key) -> (tool, ts, failed).
+
+    Read row by row from the store and folded with the one definition of a
+    call and a failure (:mod:`sessions_admin.store.toolcalls`), values
+    normalised as the batches normalise them: a call's rows share a key; it
+    keeps its first row's tool and time and fails if any row reports an error.
+    """
+    from sessions_admin.store.toolcalls import call_key, is_tool_call, reports_error
+
+    found: dict[tuple[str, str], tuple[str, int | None, bool]] = {}
+    for mid, sid, name, call_id, ts, result in _stream(
+        "SELECT m.id, m.session_id, m.tool_name, m.tool_call_id, m.ts, m.tool_result "
+        "FROM session_messages AS m JOIN sessions AS s ON s.id = m.session_id "
+        "WHERE m.id <= ? AND m.tool_name IS NOT NULL ORDER BY m.id",
+        (up_to_id,),
+    ):
+        tool = as_text(name)
+        if not isinstance(sid, str) or not is_tool_call(tool):
+            continue
+        key = (sid, call_key(mid, as_text(call_id)))
+        failed = reports_error(as_text(result))
+        if key in found:
+            first_tool, first_ts, before = found[key]
+            found[key] = (first_tool, first_ts, before or failed)
+        else:
+            found[key] = (tool, as_int(ts), failed)
+    return found

@@ -33,6 +33,10 @@ LIST_PARAMS = (
 )
 
 
+#: Reads of the side index for one page before the list scans the store instead.
+INDEX_READS_PER_PAGE = 8
+
+
 def index_page(
     session_filter: queries.SessionFilter,
     sort: str,
@@ -41,12 +45,30 @@ def index_page(
     limit: int = queries.PAGE_SIZE,
 ) -> queries.SessionPage | None:
     """A list page whose ids the side index chose, read back from the store and
-    checked again; ``None`` when the index cannot serve this filter now."""
-    ids = index_sessions.page_ids(session_filter, sort, cursor, limit=limit)
-    if ids is None:
-        return None
-    keep = index_sessions.still_matches(session_filter)
-    return queries.page_of_ids(ids, session_filter, sort, limit=limit, keep=keep)
+    checked again; ``None`` when the index cannot serve this filter now.
+
+    A session the runtime deleted or changed since the last pass is skipped
+    and the index read on, so "No sessions match" is said only where the
+    index really ends. The next page starts after the last id the index gave
+    (its position, not the store's newer values), so no row shows twice.
+    After a few reads that keep meeting stale rows, the list scans instead.
+    """
+    rows: list = []
+    position = cursor
+    for _ in range(INDEX_READS_PER_PAGE):
+        want = limit - len(rows)
+        picked = index_sessions.page_ids(session_filter, sort, position, limit=want + 1)
+        if picked is None:
+            return None
+        ids = [sid for sid, _ in picked[:want]]
+        rows.extend(queries.page_of_ids(ids, session_filter, sort, limit=want).rows)
+        if len(picked) <= want:
+            return queries.SessionPage(rows=rows, next_cursor=None, strategy="index")
+        last_id, last_value = picked[want - 1]
+        position = Cursor(sort, 0 if last_value is None else last_value, last_id)
+        if len(rows) == limit:
+            return queries.SessionPage(rows=rows, next_cursor=position, strategy="index")
+    return None
 
 
 @require_safe

@@ -18,12 +18,11 @@ store as before.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable
 from typing import Any
 
 from sessions_admin import clock
 from sessions_admin.ourdata import sidedb
-from sessions_admin.ourdata.index.text import FIELD_SEPARATOR, contains, fold, fts_query
+from sessions_admin.ourdata.index.text import FIELD_SEPARATOR, fold, fts_query
 from sessions_admin.ourdata.sync import is_current, read_state
 from sessions_admin.sqlhelpers import placeholders
 from sessions_admin.store import feed
@@ -43,6 +42,13 @@ def is_fresh(side: sqlite3.Connection) -> bool:
         return False
     if clock.now_ms() - state.synced_at_ms > FRESH_FOR_S * 1000:
         return False
+    # Sessions whose id the index cannot hold (BLOB, or text that is not UTF-8)
+    # would be missing from its answers: the list scans the store instead.
+    unindexable = side.execute(
+        "SELECT value FROM sync_state WHERE key = 'unindexable_sessions'"
+    ).fetchone()
+    if unindexable is not None and unindexable[0]:
+        return False
     return feed.last_message_id() <= state.last_id
 
 
@@ -52,8 +58,9 @@ def _ids(
     sort: str,
     cursor: Cursor | None,
     limit: int,
-) -> list[str]:
-    clauses, params, order = feed.session_list_sql(session_filter, sort, cursor)
+) -> list[tuple[str, Any]]:
+    """Up to ``limit`` (id, sort value) pairs after ``cursor``, in the index's order."""
+    column, clauses, params, order = feed.session_list_sql(session_filter, sort, cursor)
     if session_filter.q:
         folded = fold(session_filter.q)
         # ``fold`` holds the folded title and id: instr on it is the exact test.
@@ -73,15 +80,24 @@ def _ids(
                     return []
                 clauses.append(f"key IN ({placeholders(len(keys))})")
                 params.extend(keys)
-    sql = f"SELECT id FROM search_sessions WHERE {' AND '.join(clauses)} {order} LIMIT ?"
-    return [row[0] for row in side.execute(sql, [*params, limit + 1])]
+    sql = f"SELECT id, {column} FROM search_sessions WHERE {' AND '.join(clauses)} {order} LIMIT ?"
+    return [(row[0], row[1]) for row in side.execute(sql, [*params, limit])]
 
 
 def page_ids(
-    session_filter: SessionFilter, sort: str, cursor: Cursor | None, *, limit: int
-) -> list[str] | None:
-    """The ids of a list page, in order (up to ``limit + 1``, so a next page shows),
-    or ``None`` when the index cannot serve it now."""
+    session_filter: SessionFilter,
+    sort: str,
+    cursor: Cursor | None,
+    *,
+    limit: int,
+) -> list[tuple[str, Any]] | None:
+    """Up to ``limit`` (id, sort value) pairs after ``cursor`` from the fresh index,
+    in its order; ``None`` when the index cannot serve this filter now.
+
+    The caller reads the rows back from the store and checks them again, and
+    asks for more after the last pair when some were deleted or changed
+    (``views.sessions.index_page``), so a page is short only where the index ends.
+    """
     if not (session_filter.principal or session_filter.q):
         return None
     side = sidedb.connect_readonly()
@@ -95,13 +111,3 @@ def page_ids(
         return None  # a damaged or half-built side database: the scan still works
     finally:
         side.close()
-
-
-def still_matches(session_filter: SessionFilter) -> Callable[[Any], bool]:
-    """The text filter, checked again on a row the store read back for :func:`page_ids`."""
-    folded = fold(session_filter.q) if session_filter.q else None
-
-    def keep(row: Any) -> bool:
-        return folded is None or contains(folded, (row.title, row.id))
-
-    return keep

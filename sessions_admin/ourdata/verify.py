@@ -1,0 +1,210 @@
+"""``sync_index --verify``: the side index and the rollups against a brute-force reading.
+
+Everything in the side database is derived from the store, so it can be
+checked against it. This reads the store whole (sessions, messages per
+session, every tool call; minutes on ten million messages) and compares:
+
+* sessions: the same ids in the index, the rollups and the sync's own
+  bookkeeping; each one's target, profile, principal and folded title;
+* messages per session, in the search index and in the rollups;
+* tool calls: the same calls with the same tool, time and failure in
+  ``rollup_call``, and every per-tool cell (hour and day, by target and
+  profile: calls and errors) equal to those calls added up.
+
+The runtime keeps writing while this reads, so only what the last pass could
+have seen is compared: messages up to its mark, and session rows whose digest
+is the one the pass kept. Rows edited, added or deleted since are counted as
+*pending* (the next pass takes them in), not as drift.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from sessions_admin.ourdata import sidedb
+from sessions_admin.ourdata.index.text import FIELD_SEPARATOR, fold
+from sessions_admin.ourdata.rollups.schema import GRAINS, NO_TIME, bucket_of
+from sessions_admin.ourdata.sync import prepare, read_state
+from sessions_admin.store import feed
+
+#: Drift lines kept per kind (the count is always exact).
+SHOWN_PER_KIND = 20
+
+
+@dataclass
+class Verdict:
+    """What ``--verify`` found: drift per kind, and what is merely pending."""
+
+    drift: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
+    counts: Counter = field(default_factory=Counter)
+    pending: int = 0
+    sessions: int = 0
+    calls: int = 0
+    last_id: int = 0
+
+    def add(self, kind: str, line: str) -> None:
+        self.counts[kind] += 1
+        if len(self.drift[kind]) < SHOWN_PER_KIND:
+            self.drift[kind].append(line)
+
+    @property
+    def ok(self) -> bool:
+        return not self.counts
+
+    def lines(self) -> list[str]:
+        out = []
+        for kind, n in sorted(self.counts.items()):
+            out.append(f"{kind}: {n:,} drifted")
+            out.extend(f"  {line}" for line in self.drift[kind])
+            if n > len(self.drift[kind]):
+                out.append(f"  … and {n - len(self.drift[kind]):,} more")
+        return out
+
+
+def _side_sessions(side: sqlite3.Connection) -> dict[str, tuple]:
+    return {
+        row[0]: row[1:]
+        for row in side.execute(
+            "SELECT id, target_key, profile_key, principal_id, fold FROM search_sessions"
+        )
+    }
+
+
+def _check_sessions(side: sqlite3.Connection, verdict: Verdict) -> set[str]:
+    """Compare every session row; return the ids whose row the last pass saw as it is now."""
+    kept = dict(side.execute("SELECT id, sig FROM sync_sessions"))
+    indexed = _side_sessions(side)
+    rolled = {
+        row[0]: row[1:]
+        for row in side.execute("SELECT session_id, target, profile, principal FROM rollup_session")
+    }
+    settled: set[str] = set()
+    for row in feed.all_sessions():
+        verdict.sessions += 1
+        if kept.pop(row.id, None) != row.sig:
+            verdict.pending += 1  # new or edited since the last pass
+            indexed.pop(row.id, None)
+            rolled.pop(row.id, None)
+            continue
+        settled.add(row.id)
+        want = (row.target_key, row.profile_key, row.principal_id)
+        folded = fold(row.title or "") + FIELD_SEPARATOR + fold(row.id)
+        have = indexed.pop(row.id, None)
+        if have is None:
+            verdict.add("sessions", f"{row.id!r}: in the store, not in the index")
+        elif have != (*want, folded):
+            verdict.add("sessions", f"{row.id!r}: index holds {have!r}, store {(*want, folded)!r}")
+        held = rolled.pop(row.id, None)
+        if held is not None and held != ((want[0] or ""), (want[1] or ""), want[2]):
+            verdict.add("sessions", f"{row.id!r}: rollups hold {held!r}, store {want!r}")
+    verdict.pending += len(kept)  # deleted since the last pass
+    for sid in indexed.keys() - kept.keys():
+        verdict.add("sessions", f"{sid!r}: in the index, not in the store")
+    for sid in rolled.keys() - kept.keys():
+        verdict.add("sessions", f"{sid!r}: in the rollups, not in the store")
+    return settled
+
+
+def _check_messages(side: sqlite3.Connection, settled: set[str], verdict: Verdict) -> None:
+    store = feed.message_counts(verdict.last_id)
+    index = dict(
+        side.execute(
+            "SELECT s.id, count(*) FROM search_messages AS m "
+            "JOIN search_sessions AS s ON s.key = m.session GROUP BY s.id"
+        )
+    )
+    rollups = dict(side.execute("SELECT session_id, messages FROM rollup_session"))
+    for sid in sorted(settled):
+        want = store.get(sid, 0)
+        for where, have in (("index", index.get(sid, 0)), ("rollups", rollups.get(sid, 0))):
+            if have != want:
+                verdict.add("messages", f"{sid!r}: {where} counts {have:,}, store {want:,}")
+
+
+def _cells(calls: Iterable[tuple[str, int, str, str, bool]]) -> dict[tuple, list[int]]:
+    cells: dict[tuple, list[int]] = defaultdict(lambda: [0, 0])
+    for tool, ts, target, profile, failed in calls:
+        for grain, ms in GRAINS.items():
+            bucket = bucket_of(None if ts == NO_TIME else ts, ms)
+            cell = cells[(grain, bucket, tool, target, profile)]
+            cell[0] += 1
+            cell[1] += bool(failed)
+    return cells
+
+
+def _check_calls(side: sqlite3.Connection, settled: set[str], verdict: Verdict) -> None:
+    store = feed.calls(verdict.last_id)
+    held = {
+        (sid, key): (tool, ts, bool(failed), target, profile)
+        for sid, key, tool, ts, failed, target, profile in side.execute(
+            "SELECT session_id, call_key, tool, ts, failed, target, profile FROM rollup_call"
+        )
+    }
+    verdict.calls = len(store)
+    for (sid, key), (tool, ts, failed) in store.items():
+        if sid not in settled:
+            held.pop((sid, key), None)
+            continue
+        have = held.pop((sid, key), None)
+        want = (tool, NO_TIME if ts is None else ts, failed)
+        if have is None:
+            verdict.add("calls", f"{sid!r} {key}: {tool} in the store, not in the rollups")
+        elif have[:3] != want:
+            verdict.add("calls", f"{sid!r} {key}: rollups hold {have[:3]!r}, store {want!r}")
+    for (sid, key), have in held.items():
+        if sid in settled:
+            verdict.add("calls", f"{sid!r} {key}: {have[0]} in the rollups, not in the store")
+    _check_cells(side, verdict)
+
+
+def _check_cells(side: sqlite3.Connection, verdict: Verdict) -> None:
+    """Every per-tool cell equals the calls ``rollup_call`` holds, added up."""
+    want = _cells(
+        side.execute("SELECT tool, ts, target, profile, failed FROM rollup_call").fetchall()
+    )
+    for grain in GRAINS:
+        for bucket, tool, target, profile, calls, errors in side.execute(
+            f"SELECT bucket, tool, target, profile, calls, errors FROM rollup_tool_{grain}"
+        ):
+            key = (grain, bucket, tool, target, profile)
+            expected = want.pop(key, [0, 0])
+            if [calls, errors] != expected and (calls or errors or any(expected)):
+                verdict.add(
+                    "tool cells",
+                    f"{tool} {grain} {bucket} {target}/{profile}: calls, errors {calls:,}, "
+                    f"{errors:,}; "
+                    f"its calls add up to {expected[0]:,}, {expected[1]:,}",
+                )
+    for (grain, bucket, tool, target, profile), (calls, _) in want.items():
+        verdict.add(
+            "tool cells",
+            f"{tool} {grain} {bucket} {target}/{profile}: no cell for {calls:,} calls",
+        )
+
+
+def verify(side: sqlite3.Connection | None = None) -> Verdict:
+    """Compare the side database with the store as it is now.
+
+    Holds the writer's lock (:func:`sidedb.pass_lock`) so no pass moves the
+    side database while it is read; raises ``PassRunning`` if one is running.
+    """
+    with sidedb.pass_lock():
+        own = side is None
+        side = side or sidedb.connect()
+        try:
+            prepare(side)
+            return _verify(side)
+        finally:
+            if own:
+                side.close()
+
+
+def _verify(side: sqlite3.Connection) -> Verdict:
+    verdict = Verdict(last_id=read_state(side).last_id)
+    settled = _check_sessions(side, verdict)
+    _check_messages(side, settled, verdict)
+    _check_calls(side, settled, verdict)
+    return verdict

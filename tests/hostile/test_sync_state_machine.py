@@ -1,0 +1,224 @@
+"""The side index against the store, driven the way the runtime drives the store.
+
+A rule-based state machine (hypothesis) appends messages, deletes sessions
+(as the runtime does, and through the dashboard's cascade), edits session
+rows, creates sessions without messages, deletes an id and creates it again,
+and between these runs passes of the sync: whole, interrupted after a batch,
+and two at once. After every pass the answers staff see are compared with a
+brute-force reading of the store: search (every page), the list's principal
+and title filters (every page), and the rollups (``sync_index --verify``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+import threading
+
+from django.test import Client
+from hypothesis import settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+
+from sessions_admin import deletion
+from sessions_admin.deletion import Actor
+from sessions_admin.ourdata import sidedb, sync, verify
+from sessions_admin.ourdata.index.search import SearchQuery, search
+from sessions_admin.ourdata.index.text import contains, fold
+from tests.conftest import STORE_DB
+from tests.storebuilder import BASE_MS
+
+IDS = st.sampled_from(["s-a", "s-b", "s-c", "S-D", "s-é", "s/e f"])
+PRINCIPALS = st.sampled_from(["user:alice", "user:bob", "USER:ALICE", None])
+#: Words drawn into text; the queries look for them (folding and accents included).
+WORDS = ["kestrel", "Kestrel", "résumé", "RÉSUMÉ", "straße", "STRASSE", "fail", "東京都"]
+TEXT = st.lists(st.sampled_from(WORDS + ["the", "a", "x"]), min_size=1, max_size=5).map(" ".join)
+QUERIES = ["kestrel", "résumé", "strasse", "東京都", "fail", "ke", "é"]
+RESULTS = st.sampled_from(['{"ok": true}', '{"ok": false}', '{"error": "boom"}', None, "x"])
+
+
+class StoreAndIndex(RuleBasedStateMachine):
+    """One store, its side database, and the brute-force reading to compare with."""
+
+    store = None  # set by the test before the machine runs
+    client: Client | None = None
+
+    def __init__(self) -> None:
+        super().__init__()
+        with self._conn() as conn:
+            for table in ("session_messages", "session_state", "sessions"):
+                conn.execute(f"DELETE FROM {table}")
+        sync.rebuild()
+        self.clock = BASE_MS
+        self.synced = False
+
+    def _conn(self) -> sqlite3.Connection:
+        self._changed()
+        conn = sqlite3.connect(self.store.path, isolation_level=None)
+        conn.execute("PRAGMA foreign_keys = ON")
+        return conn
+
+    def _tick(self) -> int:
+        self.clock += 60_000
+        return self.clock
+
+    def _changed(self) -> None:
+        # Between passes the index may lag (the pages say how fresh it is);
+        # the answers are compared right after a pass.
+        self.synced = False
+
+    # The runtime's operations -------------------------------------------------
+
+    @rule(sid=IDS, principal=PRINCIPALS, title=TEXT)
+    def create_session(self, sid, principal, title):
+        now = self._tick()
+        with self._conn() as conn:
+            conn.execute(
+                "INSERT OR IGNORE INTO sessions (id, target_key, profile_key, principal_id, "
+                "title, turn_count, created_at, last_active) VALUES (?, 't.x', 'default', ?, ?, "
+                "0, ?, ?)",
+                (sid, principal, title, now, now),
+            )
+
+    @rule(sid=IDS, text=TEXT, tool=st.sampled_from([None, "fs.read", "sql.query"]), result=RESULTS)
+    def append(self, sid, text, tool, result):
+        with self._conn() as conn:
+            if conn.execute("SELECT 1 FROM sessions WHERE id = ?", (sid,)).fetchone():
+                conn.execute(
+                    "INSERT INTO session_messages (session_id, role, content, tool_name, "
+                    "tool_result, ts) VALUES (?, ?, ?, ?, ?, ?)",
+                    (sid, "tool" if tool else "user", text, tool, result, self._tick()),
+                )
+
+    @rule(sid=IDS)
+    def runtime_delete(self, sid):
+        with self._conn() as conn:
+            conn.execute("BEGIN IMMEDIATE")
+            for table in ("session_messages", "session_state"):
+                conn.execute(f"DELETE FROM {table} WHERE session_id = ?", (sid,))
+            conn.execute("DELETE FROM sessions WHERE id = ?", (sid,))
+            conn.execute("COMMIT")
+
+    @rule(sid=IDS, principal=PRINCIPALS)
+    def recreate(self, sid, principal):
+        self.runtime_delete(sid)
+        self.create_session(sid, principal, "again")
+
+    @rule(
+        sid=IDS,
+        column=st.sampled_from(["title", "principal_id", "target_key", "profile_key"]),
+        value=TEXT | PRINCIPALS,
+    )
+    def edit(self, sid, column, value):
+        if value is None and column in ("target_key", "profile_key"):
+            value = "other"
+        with self._conn() as conn:
+            conn.execute(f"UPDATE sessions SET {column} = ? WHERE id = ?", (value, sid))
+
+    @rule(sid=IDS)
+    def dashboard_delete(self, sid):
+        exists = self._store_rows("SELECT 1 FROM sessions WHERE id = ?", (sid,))
+        if exists:
+            deletion.delete_session(sid, actor=Actor.command("state machine"))
+            self._changed()
+
+    # Passes of the sync -------------------------------------------------------
+
+    @rule()
+    def sync_pass(self):
+        sync.sync_once(batch_size=3)
+        self.synced = True
+
+    @rule()
+    def interrupted_pass(self):
+        calls = iter(range(2))
+        sync.sync_once(batch_size=2, should_stop=lambda: next(calls, 1) >= 1)
+        self.synced = False
+
+    @rule()
+    def overlapping_passes(self):
+        def run() -> None:
+            with contextlib.suppress(sidedb.PassRunning):
+                sync.sync_once(batch_size=2)
+
+        threads = [threading.Thread(target=run) for _ in range(2)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        sync.sync_once(batch_size=2)  # whichever lost the race, the store is now taken in
+        self.synced = True
+
+    # What staff see, against the store ----------------------------------------
+
+    def _store_rows(self, sql: str, params: tuple = ()) -> list[tuple]:
+        conn = sqlite3.connect(self.store.path)
+        try:
+            return conn.execute(sql, params).fetchall()
+        finally:
+            conn.close()
+
+    @precondition(lambda self: self.synced)
+    @invariant()
+    def rollups_and_index_equal_the_store(self):
+        verdict = verify.verify()
+        assert verdict.ok, verdict.lines()
+        assert verdict.pending == 0
+
+    @precondition(lambda self: self.synced)
+    @invariant()
+    def search_finds_exactly_the_sessions_that_say_it(self):
+        messages = self._store_rows(
+            "SELECT m.session_id, m.content, m.tool_name, m.tool_result FROM session_messages m "
+            "JOIN sessions s ON s.id = m.session_id"
+        )
+        for q in QUERIES:
+            folded = fold(q)
+            want = {sid for sid, *fields in messages if contains(folded, fields)}
+            got: set[str] = set()
+            before = None
+            for _ in range(50):
+                page = search(SearchQuery(q=q, before_id=before))
+                got |= {group.session_id for group in page.groups}
+                before = page.next_before_id
+                if before is None:
+                    break
+            assert got == want, q
+
+    @precondition(lambda self: self.synced)
+    @invariant()
+    def list_filters_show_exactly_the_matching_sessions(self):
+        rows = self._store_rows("SELECT id, principal_id, title FROM sessions")
+        for principal in ("user:alice", "USER:ALICE", "user:bob"):
+            want = {sid for sid, p, _ in rows if p == principal}
+            assert self._listed({"principal": principal}) == want, principal
+        for q in ("kestrel", "résumé", "strasse"):
+            want = {sid for sid, _, title in rows if contains(fold(q), (title, sid))}
+            assert self._listed({"q": q}) == want, q
+
+    def _listed(self, params: dict) -> set[str]:
+        found: set[str] = set()
+        url = "/sessions/"
+        for _ in range(20):
+            response = self.client.get(url, params if url == "/sessions/" else None)
+            assert response.status_code in (200, 302), response.status_code
+            if response.status_code == 302:  # an exact id: that one session
+                return {params["q"]}
+            found |= {row.id for row in response.context["page"].rows}
+            if not response.context["next_url"]:
+                return found
+            url = "/sessions/" + response.context["next_url"]
+        raise AssertionError("the list kept paging")
+
+
+@STORE_DB
+def test_the_side_index_answers_as_the_store_does(store, var_dir, staff_client):
+    StoreAndIndex.store = store
+    StoreAndIndex.client = staff_client
+    state_machine = StoreAndIndex.TestCase
+    # Each step syncs and checks every answer: half the profile's examples,
+    # 20 steps each, keep it within a minute on two cores.
+    state_machine.settings = settings(
+        max_examples=max(settings().max_examples // 4, 1), stateful_step_count=15
+    )
+    state_machine().runTest()
