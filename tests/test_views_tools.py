@@ -197,3 +197,41 @@ def test_a_tool_whose_name_holds_a_newline_links_to_its_own_page(
         assert response.status_code == 200
         assert "/tools/a%0Ab/" in response.content.decode()
     assert staff_client.get("/tools/a%0Ab/").status_code == 200
+
+
+@STORE_DB
+def test_a_tools_calls_show_their_args_and_result_in_short_from_the_store(
+    store, settings, tmp_path, staff_client
+):
+    settings.VAR_DIR = tmp_path / "var"
+    sid = store.add_session("sess_heads")
+    long_args = '{"path": "/srv/' + "a" * 300 + '"}'
+    store.add_message(
+        sid, "assistant", "", tool_name="fs.read", tool_call_id="c1", tool_args=long_args
+    )
+    store.add_message(
+        sid, "tool", "", tool_name="fs.read", tool_call_id="c1", tool_result='{"ok": false}'
+    )
+    # A call whose arguments come only with its result row.
+    store.add_message(sid, "assistant", "", tool_name="fs.read", tool_call_id="c2")
+    store.add_message(
+        sid,
+        "tool",
+        "",
+        tool_name="fs.read",
+        tool_call_id="c2",
+        tool_args='{"path": "/etc/b"}',
+        tool_result='{"ok": true, "lines": 3}',
+    )
+    sync.sync_once()
+    html = staff_client.get("/tools/fs.read/").content.decode()
+    heads = re.findall(r'<td class="heads"><code>(.*?)</code> → <code>(.*?)</code>', html)
+    assert sorted(heads) == sorted(
+        [
+            (long_args[: calls.HEAD_CHARS].replace('"', "&quot;"), "{&quot;ok&quot;: false}"),
+            (
+                "{&quot;path&quot;: &quot;/etc/b&quot;}",
+                "{&quot;ok&quot;: true, &quot;lines&quot;: 3}",
+            ),
+        ]
+    )

@@ -131,7 +131,7 @@ def tool_detail(request: HttpRequest, name: str) -> HttpResponse:
                 name = _tool_by_key(side, name.removeprefix(calls.KEYED_PREFIX))
                 call_filter = replace(call_filter, tool=name)
                 context.update(tool=name, filter=call_filter)
-            page = calls.tool_calls(side, call_filter, cursor)
+            page = calls.with_heads(calls.tool_calls(side, call_filter, cursor))
             context.update(
                 rows=[(row, permalink(row.session_id, row.link_id)) for row in page.rows],
                 next_url=(

@@ -1,18 +1,30 @@
-"""A tool's calls across every session, newest first, in keyset pages (per-call table only)."""
+"""A tool's calls across every session, newest first, in keyset pages.
+
+The calls come from the per-call table; the short arguments and result each
+row shows are read from the store for the rows of the page alone
+(:func:`~sessions_admin.store.feed.call_heads`): keeping a copy of them for
+every call made a third of the rollups' size.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import re
 import sqlite3
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+
+from django.db import DatabaseError
 
 from sessions_admin import sqlhelpers
 from sessions_admin.ourdata.rollups.figures import Scope
 from sessions_admin.params import MAX_SQLITE_INT, BadParameter
+from sessions_admin.store import feed
+from sessions_admin.store.connection import StoreError
 
 #: Calls per page (read at call time, so a test can make pages small).
 PAGE_SIZE = 50
+#: Characters of a call's arguments and of its result shown in its row.
+HEAD_CHARS = 160
 
 
 @dataclass(frozen=True)
@@ -37,8 +49,12 @@ class CallRow:
     duration_ms: int | None
     failed: bool
     link_id: int
-    args_head: str | None
-    result_head: str | None
+    first_id: int
+    second_id: int | None
+    #: The first HEAD_CHARS characters, read from the store by :func:`with_heads`
+    #: (None until then, or when there is no value or no store to read).
+    args_head: str | None = None
+    result_head: str | None = None
 
 
 @dataclass
@@ -125,13 +141,39 @@ def tool_calls(
         args += [cursor[0], cursor[0], cursor[1]]
     rows = side.execute(
         "SELECT id, session_id, target, profile, principal, ts, duration_ms, failed, link_id, "
-        f"args_head, result_head FROM rollup_call INDEXED BY {index} WHERE {where} "
+        f"first_id, second_id FROM rollup_call INDEXED BY {index} WHERE {where} "
         f"ORDER BY ts DESC, id DESC LIMIT {int(limit) + 1}",
         args,
     ).fetchall()
     page = [CallRow(*row[:7], bool(row[7]), *row[8:]) for row in rows[:limit]]
     more = len(rows) > limit
     return CallPage(page, f"{page[-1].ts}_{page[-1].id}" if more and page else None)
+
+
+def with_heads(page: CallPage) -> CallPage:
+    """The page with each row's arguments and result in short, read from the store.
+
+    As the sync reads a call: its first row's arguments (else its other
+    row's), and the result of the row that has one (``link_id``). When the
+    store cannot be read the rows keep ``None`` (the page shows "–").
+    """
+    ids = {mid for row in page.rows for mid in (row.first_id, row.second_id, row.link_id)}
+    try:
+        heads = feed.call_heads(sorted(mid for mid in ids if mid is not None), HEAD_CHARS)
+    except (DatabaseError, StoreError):
+        return page
+    rows = []
+    for row in page.rows:
+        first_args = heads.get(row.first_id, (None, None))[0]
+        second_args = heads.get(row.second_id, (None, None))[0] if row.second_id else None
+        rows.append(
+            replace(
+                row,
+                args_head=first_args if first_args is not None else second_args,
+                result_head=heads.get(row.link_id, (None, None))[1],
+            )
+        )
+    return CallPage(rows, page.next_cursor)
 
 
 def known_tool(side: sqlite3.Connection, tool: str) -> bool:

@@ -31,8 +31,6 @@ from bisect import bisect_right
 HOUR_MS = 3_600_000
 DAY_MS = 86_400_000
 NO_TIME = -1
-#: Characters of args and result kept per call for the tool page's rows.
-HEAD_CHARS = 160
 
 GRAINS = {"hour": HOUR_MS, "day": DAY_MS}
 
@@ -114,8 +112,8 @@ CREATE TABLE IF NOT EXISTS rollup_call (
   band INTEGER,
   first_id INTEGER NOT NULL,
   second_id INTEGER,
-  link_id INTEGER NOT NULL,
-  args_head TEXT, result_head TEXT
+  -- The row whose result the tool page shows (args and result are read from the store).
+  link_id INTEGER NOT NULL
 );
 CREATE UNIQUE INDEX IF NOT EXISTS rollup_call_key ON rollup_call (session_id, call_key);
 -- A tool's calls newest first, and its durations within a window.
