@@ -241,3 +241,38 @@ def test_verify_counts_rows_changed_since_the_pass_as_pending_not_drift(store, v
     verdict = verify.verify()
     assert verdict.ok, verdict.lines()
     assert verdict.pending == 2 and verdict.sessions == 7
+
+
+@STORE_DB
+def test_rows_written_again_deleted_and_edited_are_each_seen_once(store, var_dir):
+    busy_store(store, sessions=9, per=2)
+    sync.sync_once()
+    for sid in ("sess_0", "sess_1", "sess_4"):
+        store.execute("DELETE FROM session_messages WHERE session_id = ?", (sid,))
+        store.execute("DELETE FROM sessions WHERE id = ?", (sid,))
+    # Rows written again get new rowids: the same row at another place in the walk,
+    # once as it was and once with a new title.
+    with store.connect() as conn:
+        conn.execute("PRAGMA foreign_keys = OFF")  # the messages stay with the id
+        for sid, title in (("sess_2", None), ("sess_3", "osprey")):
+            conn.execute("CREATE TEMP TABLE again AS SELECT * FROM sessions WHERE id = ?", (sid,))
+            conn.execute("DELETE FROM sessions WHERE id = ?", (sid,))
+            conn.execute("INSERT INTO sessions SELECT * FROM again")
+            conn.execute(
+                "UPDATE sessions SET title = coalesce(?, title) WHERE id = ?", (title, sid)
+            )
+            conn.execute("DROP TABLE again")
+    store.execute("UPDATE sessions SET title = 'heron' WHERE id = 'sess_7'")
+    store.add_session("sess_new", principal="user:9", title="late")
+    report = sync.sync_once()
+    assert report.sessions_forgotten == 3 and report.sessions_added == 1
+    assert report.sessions_updated == 2
+    for word in ("osprey", "heron"):
+        assert side_rows(
+            "SELECT count(*) FROM search_sessions WHERE fold LIKE ?", (word + "%",)
+        ) == [(1,)]
+    assert side_rows("SELECT srowid FROM sync_sessions WHERE id = 'sess_2'") == list(
+        store.execute("SELECT rowid FROM sessions WHERE id = 'sess_2'")
+    )
+    assert_no_drift()
+    assert sync.sync_once().sessions_updated == 0  # and the next pass finds nothing
