@@ -373,18 +373,14 @@ def _apply_session_changes(side: sqlite3.Connection, up_to: int, report: SyncRep
     for chunk in chunks(found.gone, SESSION_CHUNK):
         with sidedb.transaction(side):
             _forget_in(side, chunk)
-    for chunk in chunks(found.new + found.changed, SESSION_CHUNK):
+    moved = set(found.moved)
+    for chunk in chunks(found.new + found.changed + found.moved, SESSION_CHUNK):
         rows = feed.sessions_by_id(chunk)
         with sidedb.transaction(side):
-            gone_since = [sid for sid in _held(side, chunk) if sid not in rows]
-            _forget_in(side, gone_since)
+            # Gone since the walk, or moved (re-created: its old messages may be
+            # gone too): forgotten, and the moved ones taken in again from scratch.
+            _forget_in(side, [sid for sid in _held(side, chunk) if sid not in rows or sid in moved])
             _reconcile(side, rows, up_to, report)
-    if found.moved:
-        with sidedb.transaction(side):
-            side.executemany(
-                "UPDATE sync_sessions SET srowid = ? WHERE id = ?",
-                [(rowid, sid) for sid, rowid in found.moved.items()],
-            )
     if len(found.gone) >= SESSION_CHUNK:
         sidedb.release_free_pages(side)  # e.g. after a clear-all: give the disk back
     _set_state(side, unindexable_sessions=found.unindexable)
