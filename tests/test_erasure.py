@@ -6,13 +6,15 @@ import pytest
 
 from sessions_admin.deletion import erasure
 from sessions_admin.deletion.erasure import StalePhrase, erase_principal, erasure_phrase
+from sessions_admin.ourdata import sync
 from sessions_admin.ourdata.audit import DeletionAudit
 from sessions_admin.ourdata.erasures import Erasure
 from sessions_admin.store import cascade as store_cascade
 from sessions_admin.store.connection import StoreReadOnly
 from tests import erasuredata as E
 from tests.conftest import STORE_DB, point_store_at
-from tests.deletion_rows import ACTOR
+from tests.deletion_rows import ACTOR, fill
+from tests.runtime_writer import Appender
 
 pytestmark = [pytest.mark.usefixtures("fast_pacing", "var_dir"), STORE_DB]
 
@@ -144,3 +146,19 @@ def test_a_frames_directory_refused_is_reported_and_retried_by_the_next_run(stor
     again = erase_principal(E.ALICE, actor=ACTOR)
     assert again.status == Erasure.Status.OK and again.frame_dirs == 1
     assert not victim.exists()
+
+
+def test_an_erasure_under_a_live_appender_gives_it_no_error_and_no_long_wait(store, monkeypatch):
+    monkeypatch.setattr(erasure.bulk, "MIN_PAUSE_MS", 25)
+    monkeypatch.setattr(erasure.bulk, "PAUSE_FRACTION", 0.4)
+    monkeypatch.setattr(erasure.bulk, "INITIAL_ROW_BUDGET", 200)
+    doomed = fill(store, 800, 8, principal=E.ALICE, prefix="alice")
+    live = fill(store, 3, 0, principal=E.BOB, prefix="live")
+    sync.sync_once()
+    with Appender(store.path, live) as appender:
+        receipt = erase_principal(E.ALICE, actor=ACTOR)
+    assert receipt.status == Erasure.Status.OK, receipt.detail
+    assert receipt.sessions == 800 and receipt.ids_sha256 == E.sha256_of(doomed)
+    assert appender.errors == [] and appender.written > 0
+    assert store.count("session_messages") == appender.written
+    assert max(appender.waits) < 0.5

@@ -13,14 +13,12 @@ from dataclasses import dataclass
 
 import pytest
 from django.contrib import admin
-from django.contrib.auth.models import Permission, User
-from django.test import Client
 from django.urls import URLPattern, URLResolver
 from django.utils import timezone
 
 from sessions_admin import urls
 from sessions_admin.models import DeletionAudit, Erasure
-from tests.conftest import STORE_DB, point_store_at
+from tests.conftest import STORE_DB, point_store_at, staff_client_with
 
 SID = "sess_000001"
 READ_ONLY_SENTENCE = "read-only mode"
@@ -94,18 +92,6 @@ def world(store):
     return store
 
 
-def _staff_with(codename: str) -> Client:
-    """A staff member who may view sessions and do what ``codename`` allows."""
-    user = User.objects.create_user(f"may-{codename}", is_staff=True)
-    for name in ("view_session", codename):
-        user.user_permissions.add(
-            Permission.objects.get(codename=name, content_type__app_label="sessions_admin")
-        )
-    client = Client()
-    client.force_login(user)
-    return client
-
-
 def test_every_route_of_the_url_map_is_walked_here():
     top = {p.name or str(p.pattern) for p in urls.urlpatterns if isinstance(p, URLPattern)}
     assert top - {"session"} == set(PAGES) | OPEN
@@ -169,7 +155,7 @@ def test_staff_without_the_delete_permission_get_403_on_every_destructive_action
 @STORE_DB
 def test_staff_with_the_delete_permission_may_delete(world, name):
     route = DESTRUCTIVE[name]
-    response = _staff_with(route.permission).post(route.url, route.post)
+    response = staff_client_with(route.permission).post(route.url, route.post)
     assert response.status_code == 303
     assert DeletionAudit.objects.get().outcome == DeletionAudit.Outcome.OK
 
@@ -179,7 +165,7 @@ def test_staff_with_the_delete_permission_may_delete(world, name):
 def test_read_only_mode_refuses_every_destructive_action_with_its_sentence(world, name):
     point_store_at(world.path, read_only=True)
     route = DESTRUCTIVE[name]
-    response = _staff_with(route.permission).post(route.url, route.post, follow=True)
+    response = staff_client_with(route.permission).post(route.url, route.post, follow=True)
     assert READ_ONLY_SENTENCE in response.content.decode()
     assert world.count("sessions") == 1 and (world.frames_root / "gone_1").is_dir()
     assert DeletionAudit.objects.get().outcome == DeletionAudit.Outcome.REFUSED

@@ -45,9 +45,10 @@ class PrincipalList:
 
 
 def principal_list(
-    q: str | None, cursor: tuple[int, str] | None, limit: int = PAGE_SIZE
+    q: str | None, cursor: tuple[int, str] | None, limit: int | None = None
 ) -> PrincipalList:
     """One page of principals, newest activity first (a cursor continues after a row)."""
+    limit = limit or PAGE_SIZE  # read now, so the page size can be tuned at run time
     side = sidedb.connect_readonly()
     if side is None:
         return PrincipalList([], None, built=False)
