@@ -27,6 +27,8 @@ def test_the_phrase_names_the_count_and_the_principal():
 def test_an_erasure_leaves_nothing_of_the_principal_and_touches_no_one_else(store):
     world = E.build(store)
     bob_before = E.exact_counts(store, E.BOB)
+    others = "SELECT * FROM rollup_principal WHERE principal != ? ORDER BY principal"
+    others_before = E.side_rows(others, (E.ALICE,))
     assert E.search_hits(E.ALICE_ONLY) == set(world.alice)
     receipt = erase_principal(E.ALICE, actor=ACTOR, confirm="erase 3 sessions of user:alice")
     assert receipt.status == Erasure.Status.OK, receipt.detail
@@ -50,6 +52,7 @@ def test_an_erasure_leaves_nothing_of_the_principal_and_touches_no_one_else(stor
         "SELECT sessions, messages FROM rollup_principal WHERE principal = ?", (E.BOB,)
     )
     assert (sessions, messages) == bob_before[:2]
+    assert E.side_rows(others, (E.ALICE,)) == others_before
 
 
 def test_the_receipt_counts_what_was_there_and_hashes_the_erased_ids(store):

@@ -231,3 +231,13 @@ def test_behind_gunicorn_the_raw_path_settles_the_id(store, eraser):
     assert Erasure.objects.get().principal == "a/erase"
     assert store.execute("SELECT principal_id FROM sessions") == [("a",)]
     assert eraser.get("/principals/a/erase/", RAW_URI="/principals/a/erase/").status_code == 405
+
+
+def test_the_empty_principal_is_shown_but_never_erased(store, eraser):
+    store.add_session("sess_empty", principal="")
+    store.add_session("sess_none", principal=None)
+    page = eraser.get("/principals/~/?id=")
+    assert page.status_code == 200 and 'name="confirm"' not in page.content.decode()
+    response = eraser.post("/principals/~/erase/?id=", {"confirm": "erase 1 session of "})
+    assert response.status_code == 400 and "id" in response.content.decode()
+    assert store.count("sessions") == 2 and not Erasure.objects.exists()
