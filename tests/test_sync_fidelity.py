@@ -223,6 +223,7 @@ def test_verify_prints_each_drift_and_fails(store, var_dir):
     side = sidedb.connect()
     side.execute("UPDATE rollup_session SET messages = messages + 3 WHERE session_id = 'sess_2'")
     side.execute("UPDATE search_sessions SET principal_id = 'user:ghost' WHERE id = 'sess_5'")
+    side.execute("UPDATE rollup_principal SET calls = 7 WHERE principal = 'user:1'")
     side.close()
     out = io.StringIO()
     with pytest.raises(CommandError, match="drifted"):
@@ -230,6 +231,7 @@ def test_verify_prints_each_drift_and_fails(store, var_dir):
     text = out.getvalue()
     assert "'sess_2': rollups counts 8, store 5" in text
     assert "'sess_5': index holds" in text and "user:ghost" in text
+    assert "principals: 1 drifted" in text and "'user:1': totals (3, 15, 7," in text
 
 
 @STORE_DB
@@ -265,8 +267,9 @@ def test_rows_written_again_deleted_and_edited_are_each_seen_once(store, var_dir
     store.execute("UPDATE sessions SET title = 'heron' WHERE id = 'sess_7'")
     store.add_session("sess_new", principal="user:9", title="late")
     report = sync.sync_once()
-    assert report.sessions_forgotten == 3 and report.sessions_added == 1
-    assert report.sessions_updated == 2
+    assert report.sessions_forgotten == 3
+    # sess_new, sess_7 edited in place, sess_2 and sess_3 taken in again (new rowids).
+    assert report.sessions_added + report.sessions_updated + report.sessions_retaken == 4
     for word in ("osprey", "heron"):
         assert side_rows(
             "SELECT count(*) FROM search_sessions WHERE fold LIKE ?", (word + "%",)
@@ -275,4 +278,21 @@ def test_rows_written_again_deleted_and_edited_are_each_seen_once(store, var_dir
         store.execute("SELECT rowid FROM sessions WHERE id = 'sess_2'")
     )
     assert_no_drift()
-    assert sync.sync_once().sessions_updated == 0  # and the next pass finds nothing
+    again = sync.sync_once()  # and the next pass finds nothing
+    assert (again.sessions_updated, again.sessions_retaken, again.sessions_added) == (0, 0, 0)
+
+
+@STORE_DB
+def test_an_id_created_again_with_the_very_same_row_drops_the_old_messages(store, var_dir):
+    busy_store(store)
+    sync.sync_once()
+    row = store.execute("SELECT * FROM sessions WHERE id = 'sess_1'")[0]
+    store.execute("DELETE FROM session_messages WHERE session_id = 'sess_1'")
+    store.execute("DELETE FROM sessions WHERE id = 'sess_1'")
+    store.execute(f"INSERT INTO sessions VALUES ({', '.join('?' * len(row))})", row)
+    # Every column as before; only the rowid tells it is a new row.
+    sync.sync_once()
+    counts = dict(side_rows("SELECT session_id, messages FROM rollup_session"))
+    assert counts["sess_1"] == 0 and counts["sess_0"] == 5
+    assert indexed_messages() == 25
+    assert_no_drift()
