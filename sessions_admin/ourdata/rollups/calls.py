@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import re
 import sqlite3
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from django.db import DatabaseError
 
@@ -38,7 +38,7 @@ class CallFilter:
     until_ms: int | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class CallRow:
     id: int
     session_id: str
@@ -151,7 +151,7 @@ def tool_calls(
 
 
 def with_heads(page: CallPage) -> CallPage:
-    """The page with each row's arguments and result in short, read from the store.
+    """The page, each row's arguments and result filled in (in short) from the store.
 
     As the sync reads a call: its first row's arguments (else its other
     row's), and the result of the row that has one (``link_id``). When the
@@ -162,18 +162,15 @@ def with_heads(page: CallPage) -> CallPage:
         heads = feed.call_heads(sorted(mid for mid in ids if mid is not None), HEAD_CHARS)
     except (DatabaseError, StoreError):
         return page
-    rows = []
+    none = (None, None)
     for row in page.rows:
-        first_args = heads.get(row.first_id, (None, None))[0]
-        second_args = heads.get(row.second_id, (None, None))[0] if row.second_id else None
-        rows.append(
-            replace(
-                row,
-                args_head=first_args if first_args is not None else second_args,
-                result_head=heads.get(row.link_id, (None, None))[1],
-            )
-        )
-    return CallPage(rows, page.next_cursor)
+        args = heads.get(row.first_id, none)[0]
+        if args is None and row.second_id is not None:
+            args = heads.get(row.second_id, none)[0]
+        # Filled in place: dataclasses.replace on 50 rows cost more than the store read.
+        row.args_head = args
+        row.result_head = heads.get(row.link_id, none)[1]
+    return page
 
 
 def known_tool(side: sqlite3.Connection, tool: str) -> bool:
