@@ -2,22 +2,41 @@
 (function () {
   "use strict";
 
-  // Copy buttons: <button class="copy" data-copy="…">
+  // Copy buttons: <button class="copy" ...> with what to copy in one attribute:
+  //   data-copy="text"           the text itself (ids);
+  //   data-copy-from="dom-id"    the text of that element's first <pre> (a message, a value);
+  //   data-copy-url="/raw/url"   a value the page holds only the start of, fetched whole;
+  //   data-copy-link="dom-id"    the full address of that link (a permalink).
   document.addEventListener("click", function (event) {
-    var button = event.target.closest("button.copy[data-copy]");
+    var button = event.target.closest("button.copy");
     if (!button) return;
-    var text = button.getAttribute("data-copy");
     var done = function () {
       button.classList.add("copied");
-      var label = button.textContent;
+      var label = button.getAttribute("data-label") || button.textContent;
+      button.setAttribute("data-label", label);
       button.textContent = "copied";
       setTimeout(function () { button.textContent = label; button.classList.remove("copied"); }, 1200);
     };
-    if (navigator.clipboard && window.isSecureContext) {
-      navigator.clipboard.writeText(text).then(done, function () { fallbackCopy(text); done(); });
-    } else {
-      fallbackCopy(text);
-      done();
+    var write = function (text) {
+      if (navigator.clipboard && window.isSecureContext) {
+        navigator.clipboard.writeText(text).then(done, function () { fallbackCopy(text); done(); });
+      } else {
+        fallbackCopy(text);
+        done();
+      }
+    };
+    if (button.hasAttribute("data-copy")) {
+      write(button.getAttribute("data-copy"));
+    } else if (button.hasAttribute("data-copy-from")) {
+      var source = document.getElementById(button.getAttribute("data-copy-from"));
+      if (source) write((source.querySelector("pre") || source).textContent);
+    } else if (button.hasAttribute("data-copy-link")) {
+      var link = document.getElementById(button.getAttribute("data-copy-link"));
+      if (link) write(link.href);
+    } else if (button.hasAttribute("data-copy-url")) {
+      fetch(button.getAttribute("data-copy-url"), { credentials: "same-origin" })
+        .then(function (response) { return response.ok ? response.text() : Promise.reject(); })
+        .then(write, function () { button.textContent = "copy failed"; });
     }
   });
 
@@ -33,21 +52,7 @@
     document.body.removeChild(area);
   }
 
-  // "/" focuses the page's main search box (the first [data-slash-focus] that is
-  // not the header's, else the header's); Escape closes an open dialog.
-  document.addEventListener("keydown", function (event) {
-    var tag = (event.target.tagName || "").toLowerCase();
-    var typing = tag === "input" || tag === "textarea" || tag === "select" || event.target.isContentEditable;
-    if (event.key === "/" && !typing && !event.ctrlKey && !event.metaKey && !event.altKey) {
-      var boxes = document.querySelectorAll("[data-slash-focus]");
-      var box = boxes.length > 1 ? boxes[1] : boxes[0];
-      if (box) { event.preventDefault(); box.focus(); box.select(); }
-    }
-    if (event.key === "Escape") {
-      var dialog = document.querySelector("dialog[open]");
-      if (dialog) { dialog.close(); }
-    }
-  });
+  // The keyboard ("/", j/k, Escape, ...) lives in keys.js.
 
   // Dialogs swapped in by htmx open as modals: <dialog data-open-modal>.
   function openDialogs(root) {
