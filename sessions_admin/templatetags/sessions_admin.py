@@ -12,6 +12,7 @@ from urllib.parse import quote
 
 from django import template
 from django.conf import settings
+from django.urls import reverse
 from django.utils import timezone
 from django.utils.safestring import SafeString
 
@@ -39,6 +40,19 @@ def principal_html(value: object) -> str:
 @register.filter
 def principal(value: object) -> SafeString:
     return safe_html(principal_html(value))  # escaped in principal_html
+
+
+@register.filter
+def principal_url(value: object) -> str:
+    """Where a principal's cell links: the one place that says so.
+
+    Today the session list filtered to that principal; when the principal's own
+    page (``/principals/<id>/``) lands, this returns its URL instead. "" for a
+    missing or odd principal (nothing can name it in a URL).
+    """
+    if value is None or value == "" or isinstance(value, OddValue):
+        return ""
+    return reverse("sessions") + "?principal=" + quote(str(value), safe="")
 
 
 @register.simple_tag

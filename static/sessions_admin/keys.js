@@ -182,7 +182,8 @@
   // A click elsewhere closes an open menu, as a menu does.
   document.addEventListener("click", function (event) {
     var inside = event.target.closest && event.target.closest("details.menu");
-    closeMenus(inside);
+    // A choice made in a menu closes it too (its link or dialog takes over).
+    closeMenus(event.target.closest && event.target.closest(".menu-items a") ? null : inside);
     var expand = event.target.closest && event.target.closest("[data-expand-all]");
     if (expand) { event.preventDefault(); toggleAll(); }
     var helpButton = event.target.closest && event.target.closest("[data-show-shortcuts]");
