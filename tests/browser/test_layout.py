@@ -38,6 +38,7 @@ def test_the_delete_dialog_opened_from_a_row_is_left_aligned(store, logged_in_pa
     page = logged_in_page
     page.goto(f"{live_server.url}/sessions/")
     row = page.locator('tr[data-session-id="sess_dialog"]')
+    row.locator("details.row-menu > summary").click()
     row.get_by_role("link", name="Delete", exact=True).click()
     dialog = page.locator("dialog[open]")
     dialog.wait_for()

@@ -11,7 +11,8 @@ same way are replaced: UUIDs, and tokens that look like ids (a run of
 letters and digits with a digit in it, of 6 or more characters, such as
 ``call_9f3ab2c4``, ``sess_01J8…``, ``0x7ffe12``) become ``<id>``, except a
 code in capitals (``HTTP_503``, ``E2BIG``; not hex digits alone); any other
-number (``5000``, ``3.5``, ``-1``) becomes ``<n>``; quotes around them stay;
+number (``5000``, ``3.5``, ``-1``, ``1,000``, ``10.0.0.7``: digits with the dots
+and commas between them) becomes ``<n>``; quotes around them stay;
 runs of white space become one space. Letters, codes and words stay as
 they are: ``ETIMEDOUT: request timed out after 5000 ms`` and ``... after
 30000 ms`` are one group, ``ETIMEDOUT`` and ``ENOTFOUND`` are two.
