@@ -28,7 +28,7 @@ from sessions_admin.store.connection import run_sql, time_limit
 from sessions_admin.store.health import REQUIRED_COLUMNS
 from sessions_admin.store.spec import KNOWN_ROLES
 from sessions_admin.store.textmatch import contains_folded_sql
-from sessions_admin.store.toolcalls import reports_error_sql
+from sessions_admin.store.toolcalls import IS_TOOL_CALL_SQL, reports_error_sql
 from sessions_admin.store.values import (
     as_id,
     as_int,
@@ -500,7 +500,7 @@ def tool_outline(
             f"ORDER BY ts, id LIMIT 1 OFFSET {int(max_messages)}",
             [session_id],
         )
-        where = "session_id = ? AND tool_name IS NOT NULL AND tool_name != ''"
+        where = f"session_id = ? AND {IS_TOOL_CALL_SQL}"
         params: list[Any] = [session_id]
         if bound:
             ts, mid = bound[0]
@@ -509,7 +509,7 @@ def tool_outline(
         rows = run_sql(
             f"SELECT id, {_short('tool_name', 'tool_call_id')}, {time_sql('ts')}, "
             f"{number_sql('tool_duration_ms')}, {reports_error_sql('tool_result')} "
-            f"FROM session_messages WHERE {where} ORDER BY ts, id LIMIT {int(max_calls) * 2 + 1}",
+            f"FROM session_messages WHERE {where} ORDER BY ts, id LIMIT {int(max_calls) + 1}",
             params,
         )
     calls: list[OutlineCall] = []
@@ -534,7 +534,8 @@ def tool_outline(
         if call_id:
             by_call[call_id] = len(calls)
         calls.append(OutlineCall(mid, as_id(name), ts, _outline_duration(duration), bool(failed)))
-    if len(rows) > max_calls * 2:
+    # A call written as two rows fills two of the rows read: fewer calls, still cut.
+    if len(rows) > max_calls:
         cut = True
     return OutlineRows(calls, cut=cut or bool(bound), long_session=bool(bound))
 

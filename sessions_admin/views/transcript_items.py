@@ -28,7 +28,6 @@ from sessions_admin.markup import esc, safe_html
 from sessions_admin.store.jsontext import parse_json_text
 from sessions_admin.store.spec import KNOWN_ROLES
 from sessions_admin.store.transcript import (
-    OUTLINE_CALLS,
     OUTLINE_MESSAGES,
     MessagePage,
     MessageRow,
@@ -394,7 +393,6 @@ class Outline:
     overlapping: bool
     cut: bool
     long_session: bool
-    max_calls: int
     max_messages: int
     slow_threshold: str
     rows_html: SafeString = field(default_factory=lambda: safe_html(""))
@@ -516,7 +514,6 @@ def tool_outline(session_id: str, rows: OutlineRows, on_page: set[int], slow_ms:
         overlapping=overlapping,
         cut=rows.cut,
         long_session=rows.long_session,
-        max_calls=OUTLINE_CALLS,
         max_messages=OUTLINE_MESSAGES,
         slow_threshold=duration(slow_ms),
         rows_html=render_outline_rows(bars),
