@@ -30,6 +30,7 @@ from sessions_admin.store.spec import KNOWN_ROLES
 from sessions_admin.store.textmatch import contains_folded_sql
 from sessions_admin.store.toolcalls import IS_TOOL_CALL_SQL, reports_error_sql
 from sessions_admin.store.values import (
+    Fields,
     as_id,
     as_int,
     as_text,
@@ -63,7 +64,7 @@ class UnknownMessage(LookupError):
 
 
 @dataclass(frozen=True)
-class Value:
+class Value(Fields):
     """One text column of a message as the page holds it: whole, or its head."""
 
     text: str
@@ -72,7 +73,7 @@ class Value:
 
 
 @dataclass(frozen=True)
-class MessageRow:
+class MessageRow(Fields):
     id: int
     role: str
     content: Value
@@ -94,7 +95,7 @@ class MessageRow:
 
 
 @dataclass(frozen=True)
-class MessageFilter:
+class MessageFilter(Fields):
     role: str | None = None
     tool: str | None = None
     q: str | None = None
@@ -149,7 +150,7 @@ def parse_message_filter(query: Any) -> MessageFilter:
 
 
 @dataclass
-class MessagePage:
+class MessagePage(Fields):
     messages: list[MessageRow]
     #: Older messages exist before the first one shown.
     has_before: bool

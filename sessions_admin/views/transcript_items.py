@@ -35,7 +35,7 @@ from sessions_admin.store.transcript import (
     OutlineRows,
     Value,
 )
-from sessions_admin.store.values import OddValue, Undecodable
+from sessions_admin.store.values import Fields, OddValue, Undecodable
 from sessions_admin.templatetags.sessions_admin import short_id
 from sessions_admin.views import jsonhtml
 
@@ -55,7 +55,7 @@ class Pair:
 
 
 @dataclass(frozen=True)
-class PairLink:
+class PairLink(Fields):
     id: str
     role: str
     href: str
@@ -63,14 +63,14 @@ class PairLink:
 
 
 @dataclass(frozen=True)
-class Moment:
+class Moment(Fields):
     iso: str
     exact: str
     shown: str
 
 
 @dataclass(frozen=True)
-class Truncated:
+class Truncated(Fields):
     """The note under a value the page only has the head of."""
 
     dom_id: str
@@ -80,7 +80,7 @@ class Truncated:
 
 
 @dataclass
-class JsonBlock:
+class JsonBlock(Fields):
     """A collapsible ``args``/``result`` block of a tool card."""
 
     label: str
@@ -96,7 +96,7 @@ class JsonBlock:
 
 
 @dataclass
-class ToolCard:
+class ToolCard(Fields):
     classes: str
     name: str | None
     target: str | None
@@ -111,7 +111,7 @@ class ToolCard:
 
 
 @dataclass
-class MessageItem:
+class MessageItem(Fields):
     row: MessageRow
     #: The message id as text: the template engine localizes every number it prints.
     id: str
@@ -385,7 +385,7 @@ class OutlineBar:
 
 
 @dataclass
-class Outline:
+class Outline(Fields):
     bars: list[OutlineBar]
     failed: int
     slow: int
