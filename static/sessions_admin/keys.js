@@ -19,9 +19,8 @@
     "table.tools tbody tr",
     "table.tool-calls tbody tr:not(.more-row)",
     "table.error-groups tbody tr",
-    "table.principals tbody tr",
-    "#outline li.outline-call"
-  ].join(", ");
+    "table.principals tbody tr"
+  ].join(", ");  // not the outline's rows: hundreds of them before the first message
   // A failed tool call: a message whose card reports an error, or a failed row of a tool's calls.
   var FAILED = "#messages > li.msg.has-error, table.tool-calls tbody tr.call-error";
 
