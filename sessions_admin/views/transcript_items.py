@@ -9,6 +9,14 @@ The template costs more than the Python strings it replaced, within the page's g
 ``bench/bench_transcript.py`` puts the first render of a 50,000-message session at
 20.5 ms median (9.2 ms as Python strings; goal 50 ms), 2026-12-01 on the shared
 2-core machine.
+
+Where that template time goes (cProfile of the ``messages`` partial, 100 messages:
+about 640 ``{{ }}`` and 1,000 lookups a page): a third in resolving lookups, which
+on a plain dataclass raised and caught an exception each (the rows now answer
+Django's subscript first: :class:`~sessions_admin.store.values.Fields`, -14 %);
+a third in escaping every value (``conditional_escape`` through ``keep_lazy``'s
+wrapper); the rest in node dispatch. The outline above the messages adds 300
+rows, built in Python (:func:`render_outline_rows`, which says why).
 """
 
 from __future__ import annotations
@@ -139,6 +147,12 @@ def chip_for(call_id: str) -> int:
     return zlib.crc32(call_id.encode("utf-8", "replace")) % CHIP_COLOURS
 
 
+def permalink_prefix(session_id: str) -> str:
+    """``session_url(session_id, at=N)`` without its N: built once for a page's hundreds of
+    links (a message id is an int, so nothing in it needs quoting)."""
+    return session_url(session_id, at=0).removesuffix("0")
+
+
 def trace_urls(session_id: str, trace_id: str) -> tuple[str, str]:
     """The frames of this trace, and the external trace viewer's page (or "")."""
     frames = session_url(session_id, "frames", trace=trace_id)
@@ -238,6 +252,7 @@ class MessageItems:
         self.slow_ms = settings.SLOW_TOOL_CALL_MS
         self.zone = timezone.get_current_timezone()
         self.pairs = pairs_by_message(page)
+        self.at_prefix = permalink_prefix(session_id)
 
     def items(self) -> list[MessageItem]:
         return [self.item(row) for row in self.page.messages]
@@ -252,7 +267,7 @@ class MessageItems:
             classes=classes,
             role_class=role_class,
             time=_moment(row.ts, self.zone),
-            permalink=session_url(sid, at=row.id) + f"#message-{row.id}",
+            permalink=f"{self.at_prefix}{row.id}#message-{row.id}",
             undecodable=undecodable_columns(row),
         )
         if row.trace_id:
@@ -398,15 +413,23 @@ class Outline(Fields):
     rows_html: SafeString = field(default_factory=lambda: safe_html(""))
 
 
-def _outline_row(bar: OutlineBar) -> str:
+def _outline_row(bar: OutlineBar, escaped: dict[str, str]) -> str:
+    # A session calls a few tools many times: each name and link prefix is escaped once.
+    name = escaped.get(bar.name)
+    if name is None:
+        name = escaped[bar.name] = esc(bar.name)
+    head, hash_, anchor = bar.href.partition("#")
+    href = escaped.get(head)
+    if href is None:
+        href = escaped[head] = esc(head)
     rect = f'<rect x="{bar.x}" width="{bar.width}" height="10"/>' if bar.drawn else ""
     failed = " ✗ failed" if bar.failed else ""
     return (
-        f'<li class="{bar.classes}"><a href="{esc(bar.href)}">'
-        f'<span class="outline-name">{esc(bar.name)}</span>'
+        f'<li class="{bar.classes}"><a href="{href}{hash_}{anchor}">'
+        f'<span class="outline-name">{name}</span>'
         f'<svg class="outline-bar" viewBox="0 0 {OUTLINE_WIDTH} 10" preserveAspectRatio="none" '
         f'aria-hidden="true">{rect}</svg>'
-        f'<span class="outline-duration">{esc(bar.duration) or "—"}{failed}</span></a></li>'
+        f'<span class="outline-duration">{bar.duration or "—"}{failed}</span></a></li>'
     )
 
 
@@ -415,11 +438,13 @@ def render_outline_rows(bars: list[OutlineBar]) -> SafeString:
 
     The template spent about 7 ms (CPU, loaded shared machine) placing 300
     rows, a third of the page's budget; these strings take about 0.3 ms. Every
-    value from the store (the tool name, the link) goes through
-    :func:`~sessions_admin.markup.esc`; the rest are numbers and class names
-    made here. ``bench/bench_transcript.py`` times the page with it.
+    value from the store (the tool name, the link before its ``#message-<id>``)
+    goes through :func:`~sessions_admin.markup.esc`; the rest are numbers, a
+    duration and class names made here. ``bench/bench_transcript.py`` times
+    the page with it.
     """
-    return safe_html("".join(_outline_row(bar) for bar in bars))
+    escaped: dict[str, str] = {}
+    return safe_html("".join(_outline_row(bar, escaped) for bar in bars))
 
 
 def _intervals(calls: list[OutlineCall]) -> list[tuple[int, int] | None]:
@@ -472,6 +497,7 @@ def tool_outline(session_id: str, rows: OutlineRows, on_page: set[int], slow_ms:
     spans = _intervals(rows.calls)
     clusters = _clusters(spans)
     scale = max((c[1] - c[0] for c in clusters if c is not None), default=0) or 1
+    at_prefix = permalink_prefix(session_id)
     bars: list[OutlineBar] = []
     failed = slow = 0
     overlapping = False
@@ -486,11 +512,7 @@ def tool_outline(session_id: str, rows: OutlineRows, on_page: set[int], slow_ms:
             width = max((span[1] - span[0]) * OUTLINE_WIDTH / scale, OUTLINE_MIN_BAR)
             x = min(x, OUTLINE_WIDTH - width)
         anchor = f"#message-{call.message_id}"
-        href = (
-            anchor
-            if call.message_id in on_page
-            else session_url(session_id, at=call.message_id) + anchor
-        )
+        href = anchor if call.message_id in on_page else f"{at_prefix}{call.message_id}{anchor}"
         classes = (
             "outline-call" + (" is-error" if call.failed else "") + (" is-slow" if is_slow else "")
         )
