@@ -3,10 +3,11 @@
   "use strict";
 
   // Copy buttons: <button class="copy" ...> with what to copy in one attribute:
-  //   data-copy="text"           the text itself (ids);
-  //   data-copy-from="dom-id"    the text of that element's first <pre> (a message, a value);
-  //   data-copy-url="/raw/url"   a value the page holds only the start of, fetched whole;
-  //   data-copy-link="dom-id"    the full address of that link (a permalink).
+  //   data-copy="text"      the text itself (ids);
+  //   data-copy-message     the text of the message it is in (its content);
+  //   data-copy-value       the value of the args/result block it is in;
+  //   data-copy-link        the full address of the message's permalink;
+  //   data-copy-url="/raw"  a value the page holds only the start of, fetched whole.
   document.addEventListener("click", function (event) {
     var button = event.target.closest("button.copy");
     if (!button) return;
@@ -27,11 +28,17 @@
     };
     if (button.hasAttribute("data-copy")) {
       write(button.getAttribute("data-copy"));
-    } else if (button.hasAttribute("data-copy-from")) {
-      var source = document.getElementById(button.getAttribute("data-copy-from"));
-      if (source) write((source.querySelector("pre") || source).textContent);
+    } else if (button.hasAttribute("data-copy-message")) {
+      var message = button.closest("li.msg");
+      var content = message && message.querySelector(".msg-body pre.content");
+      if (content) write(content.textContent);
+    } else if (button.hasAttribute("data-copy-value")) {
+      var block = button.closest("details");
+      var value = block && block.querySelector("pre");
+      if (value) write(value.textContent);
     } else if (button.hasAttribute("data-copy-link")) {
-      var link = document.getElementById(button.getAttribute("data-copy-link"));
+      var head = button.closest(".msg-head");
+      var link = head && head.querySelector("a.permalink");
       if (link) write(link.href);
     } else if (button.hasAttribute("data-copy-url")) {
       fetch(button.getAttribute("data-copy-url"), { credentials: "same-origin" })
