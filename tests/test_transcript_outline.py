@@ -149,3 +149,10 @@ def test_content_that_repeats_the_result_keeps_only_what_it_adds():
     # Anything else is left as it is: a short tail may agree by chance.
     assert TI.content_without_result('note\n{"ok"', result) == 'note\n{"ok"'
     assert TI.content_without_result("a summary only", result) == "a summary only"
+
+
+def test_an_off_page_link_of_a_session_with_an_odd_id_is_escaped_in_the_rows():
+    rows = OutlineRows([call(9, 20, 1)], False, False)
+    outline = TI.tool_outline(".", rows, set(), slow_ms=100)
+    assert outline.bars[0].href == session_url(".", at=9) + "#message-9"
+    assert "&amp;at=9#message-9" in outline.rows_html and "&at=" not in outline.rows_html
