@@ -12,6 +12,7 @@ from django.views.decorators.vary import vary_on_headers
 from sessions_admin.access import DELETE_SESSIONS, staff_view
 from sessions_admin.ids import looks_like_session_id, session_url
 from sessions_admin.logs import log_time_limit_stop
+from sessions_admin.ourdata import sidedb
 from sessions_admin.ourdata.index import sessions as index_sessions
 from sessions_admin.ourdata.rollups import calls, figures
 from sessions_admin.store import queries
@@ -74,11 +75,12 @@ def index_page(
 
 
 def failed_calls(session_ids: list[str]) -> dict[str, int]:
-    """Failed tool calls per session from the rollups; none shown while they are not built."""
+    """Failed tool calls per session from the rollups; none shown while they are not built
+    (or the side database is damaged: the list itself comes from the store)."""
     try:
         with figures.reading() as side:
             return calls.failed_by_session(side, session_ids)
-    except figures.NotComputed:
+    except (figures.NotComputed, *sidedb.errors()):
         return {}
 
 
