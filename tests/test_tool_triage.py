@@ -9,8 +9,6 @@ from sessions_admin.ourdata import sync
 from sessions_admin.ourdata.rollups import calls, figures
 from sessions_admin.ourdata.rollups.errors import error_text, normalise, what_failed
 from sessions_admin.ourdata.rollups.figures import ToolRow
-from sessions_admin.store.values import OddValue
-from sessions_admin.templatetags.sessions_admin import principal_url
 from sessions_admin.views.tools import share_class, sort_rows
 from tests.conftest import STORE_DB
 
@@ -139,9 +137,3 @@ def test_the_tools_page_refuses_an_unknown_sort(store, settings, tmp_path, staff
     response = staff_client.get("/tools/?sort=colour")
     assert response.status_code == 400 and b"sort must be one of" in response.content
     assert staff_client.get("/tools/?sort=-p95").status_code == 200
-
-
-def test_a_principal_links_to_its_sessions_through_one_filter():
-    assert principal_url("user:a&b") == "/sessions/?principal=user%3Aa%26b"
-    assert principal_url(None) == principal_url("") == ""
-    assert principal_url(OddValue("binary value, 3 bytes")) == ""

@@ -12,11 +12,11 @@ from urllib.parse import quote
 
 from django import template
 from django.conf import settings
-from django.urls import reverse
 from django.utils import timezone
 from django.utils.safestring import SafeString
 
 from sessions_admin.humanize import duration, exact_time, file_size
+from sessions_admin.ids import principal_url
 from sessions_admin.ids import session_url as build_session_url
 from sessions_admin.markup import esc, safe_html
 from sessions_admin.store.timeutil import from_epoch_ms
@@ -42,17 +42,17 @@ def principal(value: object) -> SafeString:
     return safe_html(principal_html(value))  # escaped in principal_html
 
 
-@register.filter
-def principal_url(value: object) -> str:
-    """Where a principal's cell links: the one place that says so.
+def principal_link_html(value: object) -> str:
+    """A principal linking to its page; an odd or missing one shown as
+    :func:`principal_html` does, unlinked (no URL names a BLOB or undecodable text)."""
+    if isinstance(value, OddValue) or not isinstance(value, str) or value == "":
+        return principal_html(value)
+    return f'<a class="principal-link" href="{esc(principal_url(value))}">{esc(value)}</a>'
 
-    Today the session list filtered to that principal; when the principal's own
-    page (``/principals/<id>/``) lands, this returns its URL instead. "" for a
-    missing or odd principal (nothing can name it in a URL).
-    """
-    if value is None or value == "" or isinstance(value, OddValue):
-        return ""
-    return reverse("sessions") + "?principal=" + quote(str(value), safe="")
+
+@register.filter
+def principal_link(value: object) -> SafeString:
+    return safe_html(principal_link_html(value))  # escaped in principal_link_html
 
 
 @register.simple_tag

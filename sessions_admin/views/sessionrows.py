@@ -27,7 +27,7 @@ from sessions_admin.store.values import OddValue
 from sessions_admin.templatetags.sessions_admin import (
     odd_html,
     principal_html,
-    principal_url,
+    principal_link_html,
     relative_time_html,
     short_id,
 )
@@ -95,13 +95,6 @@ def _actions(row: SessionRow, page: str, can_delete: bool) -> str:
     )
 
 
-def _principal(value: object) -> str:
-    url = principal_url(value)
-    if not url:
-        return principal_html(value)
-    return f'<a href="{esc(url)}">{esc(value)}</a>'
-
-
 def _failed(failed: int) -> str:
     if not failed:
         return ""
@@ -121,7 +114,7 @@ def _row(
     session_id = esc(row.id)
     actions = _actions(row, page, can_delete)
     turns = _turns(row.turn_count)
-    principal = _principal(row.principal_id)
+    principal = principal_link_html(row.principal_id)
     return (
         f'<tr data-session-id="{session_id}">'
         f'<td><span class="id"><code title="{session_id}">{esc(short_id(row.id))}</code>'
