@@ -391,6 +391,7 @@ class SessionAdmin(ReadOnlyStoreAdmin):
         context.update(
             counts=counts,
             phrase=clear_all_phrase(counts.sessions),
+            plain_phrase=clear_all_phrase(counts.sessions, separators=False),
             error=error,
             typed=request.POST.get("phrase", "") if error else "",
         )
@@ -455,16 +456,18 @@ class SessionAdmin(ReadOnlyStoreAdmin):
 STEP_SECONDS = 1.0
 
 
-def clear_all_phrase(sessions: int) -> str:
-    return f"delete {sessions:,} session{'s' if sessions != 1 else ''}"
+def clear_all_phrase(sessions: int, *, separators: bool = True) -> str:
+    """The phrase that confirms clearing ``sessions``; with ``separators`` the number
+    is written as the page shows it ("2,000"), without as a person may type it."""
+    number = f"{sessions:,}" if separators else str(sessions)
+    return f"delete {number} session{'s' if sessions != 1 else ''}"
 
 
 def confirms_clear_all(typed: str, sessions: int) -> bool:
     """Whether ``typed`` is the phrase for ``sessions``, the number written with or
     without its thousands separators ("delete 2000 sessions" is the same intent;
     any other number, word or separator still refuses)."""
-    plain = f"delete {sessions} session{'s' if sessions != 1 else ''}"
-    return typed in (clear_all_phrase(sessions), plain)
+    return typed in (clear_all_phrase(sessions), clear_all_phrase(sessions, separators=False))
 
 
 def _int(value: str | None) -> int | None:
