@@ -113,7 +113,8 @@ class TargetFilter(ChoiceFilter):
 
     def choices_for(self, request: HttpRequest) -> list[str]:
         targets = queries.distinct_targets()
-        return [t for t in targets if isinstance(t, str) and len(t) <= SHORT_TEXT_CHARS]
+        # Not "": an empty parameter filters nothing, and its link would have no name.
+        return [t for t in targets if isinstance(t, str) and 0 < len(t) <= SHORT_TEXT_CHARS]
 
 
 class ProfileFilter(ChoiceFilter):
@@ -513,7 +514,8 @@ class MessageAdmin(ReadOnlyStoreAdmin):
         session_id = as_id(obj.session_id)
         if isinstance(session_id, OddValue):  # a NULL or BLOB id: no URL names it
             return session_id
-        return format_html('<a href="{}">{}</a>', session_url(session_id), short_id(session_id))
+        shown = short_id(session_id) or "(empty id)"  # a link needs a name to be followed
+        return format_html('<a href="{}">{}</a>', session_url(session_id), shown)
 
     def get_queryset(self, request: HttpRequest) -> QuerySet:
         # Only heads of the text columns leave SQLite (store.cliptext); the
