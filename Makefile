@@ -7,7 +7,7 @@ PORT ?= 8000
 PY := $(VENV)/bin/python
 MANAGE := DJANGO_SECRET_KEY="$${DJANGO_SECRET_KEY:-$$(cat var/secret_key)}" AGENTS_HOST_HOME="$(abspath $(HOST_HOME))" $(PY) manage.py
 
-.PHONY: run serve setup setup-dev venv venv-dev demo migrate staff test test-fast browser-deps lint bench clean
+.PHONY: run serve setup setup-dev venv venv-dev demo migrate staff test test-fast browser-deps lint bench screens clean
 
 run: setup demo migrate staff ## Set up, then serve the dashboard on 127.0.0.1:$(PORT)
 	$(MANAGE) collectstatic --noinput --verbosity 0 --skip-checks
@@ -80,6 +80,9 @@ lint: setup-dev
 
 bench: setup-dev ## Benchmarks on a generated 500k-session store (takes a while)
 	$(PY) bench/run.py
+
+screens: setup-dev browser-deps ## docs/screens/: every screen at 1440 and 390 px, on a fresh demo store in a temp dir
+	$(PY) scripts/screens.py
 
 clean:
 	rm -rf $(VENV) var/staticfiles .pytest_cache

@@ -4,8 +4,9 @@ Builds a demo host home and a data folder in a temporary directory (nothing
 under var/ is touched), serves the dashboard from it with ``runserver`` on a
 free port, logs in with Playwright on Debian's Chromium and saves
 ``docs/screens/<screen>-<width>.png`` for each screen that
-``tests/browser/screens.py`` lists. A screen taller than three windows is cut
-there: the pictures are for seeing the layout, not for reading every row.
+``tests/browser/screens.py`` lists. A screen taller than 1,800 px is cut there:
+the pictures are for seeing the layout, not for reading every row (and a few
+megabytes in the repository is what they should cost).
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from tests.browser.screens import WIDTHS, Screen, all_screens, demo_samples  # n
 OUT = ROOT / "docs" / "screens"
 #: A fixed seed draws the same sessions each run (their times follow the clock).
 DEMO_ARGS = ["--sessions", "400", "--seed", "7"]
-TALLEST = 3
+TALLEST_PX = 1800
 
 
 def manage(env: dict[str, str], *args: str) -> str:
@@ -110,7 +111,7 @@ def picture(page, url: str, screen: Screen, width: int, height: int) -> Path:
     page.screenshot(
         path=path,
         full_page=True,
-        clip={"x": 0, "y": 0, "width": width, "height": min(full, height * TALLEST)},
+        clip={"x": 0, "y": 0, "width": width, "height": min(full, TALLEST_PX)},
     )
     return path
 
@@ -119,6 +120,8 @@ def main() -> int:
     from playwright.sync_api import sync_playwright
 
     OUT.mkdir(parents=True, exist_ok=True)
+    for old in OUT.glob("*.png"):  # a screen renamed or dropped leaves no stale picture
+        old.unlink()
     with tempfile.TemporaryDirectory(prefix="sessions-admin-screens-") as folder:
         with demo_server(Path(folder)) as (url, password, home):
             samples = demo_samples(home / "data" / "agents" / "store.db", home / "sessions")

@@ -70,14 +70,14 @@ def demo_samples(store_path: Path, frames_root: Path) -> Samples:
 
 
 def all_screens(s: Samples) -> list[Screen]:
-    """Every page a person reaches, the admin's included."""
+    """Every page a person reaches, the admin's included. (``stats/`` without htmx
+    is the session page itself, so it is not listed twice.)"""
     admin = "/admin/sessions_admin"
     return [
         Screen("login", "/login/", anonymous=True),
         Screen("overview", "/"),
         Screen("sessions", "/sessions/"),
         Screen("session", session_url(s.session_id)),
-        Screen("session-stats", session_url(s.session_id, "stats")),
         Screen("session-state", session_url(s.session_id, "state")),
         Screen("session-delete", session_url(s.session_id, "delete")),
         Screen("session-frames", session_url(s.frames_session_id, "frames")),

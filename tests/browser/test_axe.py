@@ -54,8 +54,12 @@ def visitors(browser, live_server, admin_user) -> Iterator[dict[bool, object]]:
 def open_screen(visitors, base_url: str, screen: Screen, width: int):
     page = visitors[screen.anonymous]
     page.set_viewport_size({"width": width, "height": WIDTHS[width]})
-    # networkidle: the regions htmx loads after the page (the session's statistics) are in.
-    response = page.goto(base_url + screen.path, wait_until="networkidle")
+    response = page.goto(base_url + screen.path)
+    # The regions htmx loads after the page (the session's statistics) are in: their
+    # requests start before "load" and carry .htmx-request until swapped and settled.
+    page.wait_for_function(
+        "!document.querySelector('.htmx-request, .htmx-swapping, .htmx-settling')"
+    )
     expected = 404 if screen.name == "not-found" else 200
     assert response.status == expected, f"{screen.name}: {response.status}"
     return page
