@@ -116,32 +116,36 @@ def picture(page, url: str, screen: Screen, width: int, height: int) -> Path:
     return path
 
 
+def log_in(page, url: str, password: str) -> None:
+    page.goto(url + "/login/")
+    page.fill("#id_username", "admin")
+    page.fill("#id_password", password)
+    page.click("button[type=submit]")
+    page.wait_for_url(url + "/sessions/")
+
+
 def main() -> int:
     from playwright.sync_api import sync_playwright
 
     OUT.mkdir(parents=True, exist_ok=True)
     for old in OUT.glob("*.png"):  # a screen renamed or dropped leaves no stale picture
         old.unlink()
-    with tempfile.TemporaryDirectory(prefix="sessions-admin-screens-") as folder:
-        with demo_server(Path(folder)) as (url, password, home):
-            samples = demo_samples(home / "data" / "agents" / "store.db", home / "sessions")
-            screens = all_screens(samples)
-            with sync_playwright() as playwright:
-                browser = playwright.chromium.launch(
-                    executable_path=chromium_path(), args=CHROMIUM_FLAGS
-                )
-                anonymous = browser.new_page()
-                staff = browser.new_page()
-                staff.goto(url + "/login/")
-                staff.fill("#id_username", "admin")
-                staff.fill("#id_password", password)
-                staff.click("button[type=submit]")
-                staff.wait_for_url(url + "/sessions/")
-                for screen in screens:
-                    for width, height in WIDTHS.items():
-                        page = anonymous if screen.anonymous else staff
-                        print(picture(page, url, screen, width, height).relative_to(ROOT))
-                browser.close()
+    with (
+        tempfile.TemporaryDirectory(prefix="sessions-admin-screens-") as folder,
+        demo_server(Path(folder)) as (url, password, home),
+        sync_playwright() as playwright,
+    ):
+        screens = all_screens(
+            demo_samples(home / "data" / "agents" / "store.db", home / "sessions")
+        )
+        browser = playwright.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_FLAGS)
+        pages = {True: browser.new_page(), False: browser.new_page()}  # by Screen.anonymous
+        log_in(pages[False], url, password)
+        for screen in screens:
+            for width, height in WIDTHS.items():
+                path = picture(pages[screen.anonymous], url, screen, width, height)
+                print(path.relative_to(ROOT))
+        browser.close()
     return 0
 
 

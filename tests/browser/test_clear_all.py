@@ -1,4 +1,4 @@
-"""The admin's "Clear all sessions" in a browser: a red button, disabled until the phrase matches."""
+"""The admin's "Clear all sessions" in a browser: red, disabled until the phrase matches."""
 
 from __future__ import annotations
 
