@@ -27,6 +27,8 @@ class Screen:
     path: str
     #: Opened without logging in (the login page).
     anonymous: bool = False
+    #: The status it answers with (the page for a missing session is a 404).
+    status: int = 200
 
 
 @dataclass(frozen=True)
@@ -88,7 +90,7 @@ def all_screens(s: Samples) -> list[Screen]:
         Screen("tool", f"/tools/{quote(s.tool)}/"),
         Screen("tool-errors", f"/tools/{quote(s.tool)}/?errors=1"),
         Screen("frames-orphans", "/frames/orphans/"),
-        Screen("not-found", "/sessions/no-such-session/"),
+        Screen("not-found", "/sessions/no-such-session/", status=404),
         Screen("admin", "/admin/"),
         Screen("admin-sessions", f"{admin}/session/"),
         Screen("admin-session", f"{admin}/session/{quote(s.session_id)}/change/"),

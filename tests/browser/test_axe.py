@@ -60,8 +60,7 @@ def open_screen(visitors, base_url: str, screen: Screen, width: int):
     page.wait_for_function(
         "!document.querySelector('.htmx-request, .htmx-swapping, .htmx-settling')"
     )
-    expected = 404 if screen.name == "not-found" else 200
-    assert response.status == expected, f"{screen.name}: {response.status}"
+    assert response.status == screen.status, f"{screen.name}: {response.status}"
     return page
 
 
