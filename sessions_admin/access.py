@@ -25,6 +25,7 @@ from sessions_admin.store.connection import StoreError, store_status
 VIEW_SESSIONS = "sessions_admin.view_session"
 DELETE_SESSIONS = "sessions_admin.delete_session"
 CLEAR_ALL_SESSIONS = "sessions_admin.clear_all_sessions"
+ERASE_PRINCIPAL = "sessions_admin.erase_principal"
 
 View = Callable[..., HttpResponse]
 

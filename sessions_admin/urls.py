@@ -25,12 +25,13 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from sessions_admin.converters import ANY_PATH
+from sessions_admin.converters import ANY_PATH, ID64
 from sessions_admin.views import (
     deletes,
     export,
     health,
     overview,
+    principals,
     search,
     sessions,
     tools,
@@ -83,6 +84,10 @@ urlpatterns = [
     path("tools/", tools.tool_list, name="tools"),
     path(f"tools/<{ANY_PATH}:name>/", tools.tool_detail, name="tool"),
     path("frames/orphans/", orphans.orphans_page, name="frames_orphans"),
+    path("principals/", principals.principal_list, name="principals"),
+    path(f"principals/erasures/<{ID64}:pk>/", principals.erasure_receipt, name="erasure"),
+    # The id percent-encoded (or ~/?id=); "<id>/erase/" is the POST that erases.
+    path(f"principals/<{ANY_PATH}:rest>/", principals.principal_dispatch, name="principal"),
     # Any character, newlines included: a session id may hold one.
     path(
         f"sessions/<{ANY_PATH}:rest>/", session_dispatch, {"pages": SESSION_PAGES}, name="session"

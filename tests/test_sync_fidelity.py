@@ -223,6 +223,7 @@ def test_verify_prints_each_drift_and_fails(store, var_dir):
     side = sidedb.connect()
     side.execute("UPDATE rollup_session SET messages = messages + 3 WHERE session_id = 'sess_2'")
     side.execute("UPDATE search_sessions SET principal_id = 'user:ghost' WHERE id = 'sess_5'")
+    side.execute("UPDATE rollup_principal SET calls = 7 WHERE principal = 'user:1'")
     side.close()
     out = io.StringIO()
     with pytest.raises(CommandError, match="drifted"):
@@ -230,6 +231,7 @@ def test_verify_prints_each_drift_and_fails(store, var_dir):
     text = out.getvalue()
     assert "'sess_2': rollups counts 8, store 5" in text
     assert "'sess_5': index holds" in text and "user:ghost" in text
+    assert "principals: 1 drifted" in text and "'user:1': totals (3, 15, 7," in text
 
 
 @STORE_DB
@@ -241,3 +243,19 @@ def test_verify_counts_rows_changed_since_the_pass_as_pending_not_drift(store, v
     verdict = verify.verify()
     assert verdict.ok, verdict.lines()
     assert verdict.pending == 2 and verdict.sessions == 7
+
+
+@STORE_DB
+def test_an_id_created_again_with_the_very_same_row_drops_the_old_messages(store, var_dir):
+    busy_store(store)
+    sync.sync_once()
+    row = store.execute("SELECT * FROM sessions WHERE id = 'sess_1'")[0]
+    store.execute("DELETE FROM session_messages WHERE session_id = 'sess_1'")
+    store.execute("DELETE FROM sessions WHERE id = 'sess_1'")
+    store.execute(f"INSERT INTO sessions VALUES ({', '.join('?' * len(row))})", row)
+    # Every column as before; only the rowid tells it is a new row.
+    sync.sync_once()
+    counts = dict(side_rows("SELECT session_id, messages FROM rollup_session"))
+    assert counts["sess_1"] == 0 and counts["sess_0"] == 5
+    assert indexed_messages() == 25
+    assert_no_drift()

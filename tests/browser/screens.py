@@ -4,7 +4,8 @@ One list for the accessibility test (``test_axe.py``), the narrow-window test
 and ``scripts/screens.py`` (``make screens``), so the three cannot drift. The
 sample ids are read from the demo store (tests may read it directly) so each
 screen shows real content: the session with the most tool calls, a session
-with a request file, the most used tool, a word from a user message.
+with a request file, the most used tool, a word from a user message,
+the busiest principal.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
-from sessions_admin.ids import session_url
+from sessions_admin.ids import principal_url, session_url
 
 #: The two widths every screen is checked and pictured at (a laptop, a phone).
 WIDTHS = {1440: 900, 390: 844}
@@ -40,6 +41,7 @@ class Samples:
     request_id: str
     tool: str
     word: str
+    principal: str
 
 
 def demo_samples(store_path: Path, frames_root: Path) -> Samples:
@@ -59,6 +61,10 @@ def demo_samples(store_path: Path, frames_root: Path) -> Samples:
             "AND session_id = ? AND content > '' LIMIT 1",
             (session_id,),
         ).fetchone()
+        (principal,) = conn.execute(
+            "SELECT principal_id FROM sessions WHERE principal_id > '' "
+            "GROUP BY principal_id ORDER BY count(*) DESC, principal_id LIMIT 1"
+        ).fetchone()
         known = {row[0] for row in conn.execute("SELECT id FROM sessions")}
     requests = sorted(
         (path.stat().st_size, path.parent.name, path.name)
@@ -68,7 +74,7 @@ def demo_samples(store_path: Path, frames_root: Path) -> Samples:
     _, frames_session_id, filename = requests[-1]
     request_id = filename.removeprefix("activity-").removesuffix(".jsonl")
     word = max(re.findall(r"[A-Za-z]{5,}", content), key=len)
-    return Samples(session_id, frames_session_id, request_id, tool, word)
+    return Samples(session_id, frames_session_id, request_id, tool, word, principal)
 
 
 def all_screens(s: Samples) -> list[Screen]:
@@ -86,6 +92,8 @@ def all_screens(s: Samples) -> list[Screen]:
         Screen("frames-request", session_url(s.frames_session_id, f"frames/{s.request_id}")),
         Screen("search", f"/search/?q={quote(s.word)}"),
         Screen("targets", "/targets/"),
+        Screen("principals", "/principals/"),
+        Screen("principal", principal_url(s.principal)),
         Screen("tools", "/tools/"),
         Screen("tool", f"/tools/{quote(s.tool)}/"),
         Screen("tool-errors", f"/tools/{quote(s.tool)}/?errors=1"),
@@ -97,4 +105,5 @@ def all_screens(s: Samples) -> list[Screen]:
         Screen("admin-messages", f"{admin}/message/"),
         Screen("admin-clear-all", f"{admin}/session/clear-all/"),
         Screen("admin-audit", f"{admin}/deletionaudit/"),
+        Screen("admin-erasures", f"{admin}/erasure/"),
     ]
