@@ -44,3 +44,21 @@ def test_the_server_still_refuses_a_wrong_phrase_sent_past_the_disabled_button(
     page.locator(".errornote", has_text="The phrase does not match").wait_for()
     assert store.count("sessions") == 3
     assert not DeletionAudit.objects.filter(operation="clear_all").exists()
+
+
+@STORE_DB
+def test_the_erase_button_on_a_principals_page_waits_for_its_phrase(
+    store, logged_in_page, live_server
+):
+    for n in range(2):
+        store.add_session(f"s{n}", principal="user:zoe")
+    page = logged_in_page
+    page.goto(live_server.url + "/principals/user%3Azoe/")
+    button = page.get_by_role("button", name="Erase")
+    assert button.is_disabled()
+    page.fill("input[name=confirm]", "erase 1 sessions of user:zoe")
+    assert button.is_disabled()
+    page.fill("input[name=confirm]", "erase 2 sessions of user:zoe")
+    assert button.is_enabled()
+    assert store.count("sessions") == 2
+    assert page.console_errors == []
