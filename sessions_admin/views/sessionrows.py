@@ -65,6 +65,8 @@ def _shown(text: str) -> str:
 def _target(target: str, list_url: str) -> str:
     if isinstance(target, OddValue):  # no filter can name a BLOB target
         return odd_html(target)
+    if target == "":  # nor an empty one: an empty parameter is no filter
+        return '<span class="mark">(empty)</span>'
     return f'<a href="{list_url}?target={esc(quote(target, safe=""))}">{esc(target)}</a>'
 
 
