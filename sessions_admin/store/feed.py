@@ -340,38 +340,6 @@ def messages_by_id(message_ids: Sequence[int]) -> dict[int, FeedMessage]:
     return found
 
 
-def call_heads(message_ids: Sequence[int], chars: int) -> dict[int, tuple[str | None, str | None]]:
-    """The first ``chars`` characters of these messages' tool args and tool result.
-
-    The tool page's rows show a call's arguments and result in short; the
-    rollups keep no copy of them (the side file stays small), so the page
-    reads the few rows it shows here, by id. Values are cut inside SQLite
-    (a BLOB to ``4 * chars`` bytes, enough for ``chars`` characters) and
-    normalised as the sync's feed normalises them. Deleted messages are left out.
-    """
-    found: dict[int, tuple[str | None, str | None]] = {}
-
-    def head(column: str) -> str:
-        return (
-            f"CASE typeof({column}) WHEN 'text' THEN substr({column}, 1, {int(chars)}) "
-            f"WHEN 'blob' THEN substr({column}, 1, {4 * int(chars)}) ELSE {column} END"
-        )
-
-    for chunk in chunks(dict.fromkeys(message_ids)):
-        marks = placeholders(len(chunk))
-        for mid, args, result in run_sql(
-            f"SELECT id, {head('tool_args')}, {head('tool_result')} FROM session_messages "
-            f"WHERE id IN ({marks})",
-            chunk,
-        ):
-            args, result = as_text(args), as_text(result)
-            found[mid] = (
-                None if args is None else args[:chars],
-                None if result is None else result[:chars],
-            )
-    return found
-
-
 def newest_messages(before_id: int | None, limit: int, *, after_id: int = 0) -> list[FeedMessage]:
     """Up to ``limit`` messages with ``after_id < id < before_id``, newest first.
 

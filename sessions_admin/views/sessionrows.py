@@ -65,6 +65,8 @@ def _shown(text: str) -> str:
 def _target(target: str, list_url: str) -> str:
     if isinstance(target, OddValue):  # no filter can name a BLOB target
         return odd_html(target)
+    if target == "":  # nor an empty one: an empty parameter is no filter
+        return '<span class="mark">(empty)</span>'
     return f'<a href="{list_url}?target={esc(quote(target, safe=""))}">{esc(target)}</a>'
 
 
@@ -76,20 +78,43 @@ def _turns(turns: int | str | None) -> str:
     return str(turns)
 
 
-def _row(row: SessionRow, list_url: str, can_delete: bool, now: datetime, tz: tzinfo) -> str:
+def _actions(row: SessionRow, page: str, can_delete: bool) -> str:
+    """The row's menu: open the session, and (with the permission) delete it."""
+    short = esc(short_id(row.id))
+    delete = ""
+    if can_delete:
+        url = esc(session_url(row.id, "delete", **{"from": "list"}))
+        # The dialog lands at the end of this cell, outside the menu (which closes),
+        # so its form can still target "closest tr".
+        delete = (
+            f'<a class="danger-item" href="{url}" hx-get="{url}" hx-target="closest td" '
+            f'hx-swap="beforeend">Delete</a>'
+        )
+    return (
+        '<details class="menu row-menu"><summary class="button small" '
+        f'aria-label="Actions for session {short}" title="Actions">⋯</summary>'
+        f'<div class="menu-items"><a href="{page}">Open</a>{delete}</div></details>'
+    )
+
+
+def _failed(failed: int) -> str:
+    if not failed:
+        return ""
+    calls = "call" if failed == 1 else "calls"
+    return (
+        ' <span class="failed-calls" title="tool calls that reported a failure">'
+        f"{failed:,} failed {calls}</span>"
+    )
+
+
+def _row(
+    row: SessionRow, list_url: str, can_delete: bool, now: datetime, tz: tzinfo, failed: int = 0
+) -> str:
     if not row.linkable:
         return _unlinkable_row(row, now, tz)
     page = esc(session_url(row.id))
     session_id = esc(row.id)
-    actions = ""
-    if can_delete:
-        delete = esc(session_url(row.id, "delete", **{"from": "list"}))
-        # The dialog is inserted right after the link, inside this row, so its
-        # form can target "closest tr".
-        actions = (
-            f'<a class="button small danger-outline" href="{delete}" hx-get="{delete}" '
-            f'hx-target="this" hx-swap="afterend" title="Delete this session">Delete</a>'
-        )
+    actions = _actions(row, page, can_delete)
     turns = _turns(row.turn_count)
     principal = principal_link_html(row.principal_id)
     return (
@@ -97,7 +122,7 @@ def _row(row: SessionRow, list_url: str, can_delete: bool, now: datetime, tz: tz
         f'<td><span class="id"><code title="{session_id}">{esc(short_id(row.id))}</code>'
         f'<button type="button" class="copy" data-copy="{session_id}" '
         f'aria-label="Copy id {session_id}">copy</button></span></td>'
-        f'<td class="title"><a href="{page}">{_title(row.title)}</a></td>'
+        f'<td class="title"><a href="{page}">{_title(row.title)}</a>{_failed(failed)}</td>'
         f"<td>{_target(row.target_key, list_url)}</td>"
         f"<td>{_shown(row.profile_key)}</td>"
         f'<td class="principal">{principal}</td>'
@@ -109,7 +134,13 @@ def _row(row: SessionRow, list_url: str, can_delete: bool, now: datetime, tz: tz
     )
 
 
-def render_session_rows(rows: list[SessionRow], *, can_delete: bool) -> SafeString:
+def render_session_rows(
+    rows: list[SessionRow], *, can_delete: bool, failed: dict[str, int] | None = None
+) -> SafeString:
+    """The rows; ``failed`` holds the failed tool calls of the sessions that had any."""
     list_url = reverse("sessions")
     now, tz = timezone.now(), timezone.get_current_timezone()
-    return safe_html("".join(_row(row, list_url, can_delete, now, tz) for row in rows))
+    failed = failed or {}
+    return safe_html(
+        "".join(_row(row, list_url, can_delete, now, tz, failed.get(row.id, 0)) for row in rows)
+    )

@@ -30,7 +30,7 @@ from sessions_admin.store.jsontext import parse_json_text
 from sessions_admin.store.spec import KNOWN_ROLES
 from sessions_admin.store.values import Undecodable
 from sessions_admin.views import jsonhtml
-from sessions_admin.views.transcript_items import message_items
+from sessions_admin.views.transcript_items import message_items, tool_outline
 
 TEMPLATE = "sessions_admin/session.html"
 VALUE_TEMPLATE = "sessions_admin/value.html"
@@ -179,6 +179,10 @@ def _transcript_page(
             return render(request, f"{TEMPLATE}#transcript", {**context, "session": session})
     context.update(_header_context(session, context["has_frames"]))
     context["tab"] = "transcript"
+    on_page = {row.id for row in context["page"].messages}
+    context["outline"] = tool_outline(
+        session.id, transcript.tool_outline(session.id), on_page, settings.SLOW_TOOL_CALL_MS
+    )
     if with_stats:
         context["stats"] = transcript.session_stats(session.id, slow_ms=settings.SLOW_TOOL_CALL_MS)
     return render(request, TEMPLATE, context)

@@ -1,30 +1,19 @@
-"""A tool's calls across every session, newest first, in keyset pages.
-
-The calls come from the per-call table; the short arguments and result each
-row shows are read from the store for the rows of the page alone
-(:func:`~sessions_admin.store.feed.call_heads`): keeping a copy of them for
-every call made a third of the rollups' size.
-"""
+"""A tool's calls across every session, newest first, in keyset pages (per-call table only)."""
 
 from __future__ import annotations
 
 import hashlib
 import re
 import sqlite3
-from dataclasses import dataclass
-
-from django.db import DatabaseError
+from dataclasses import dataclass, replace
 
 from sessions_admin import sqlhelpers
+from sessions_admin.ourdata.rollups.errors import what_failed
 from sessions_admin.ourdata.rollups.figures import Scope
 from sessions_admin.params import MAX_SQLITE_INT, BadParameter
-from sessions_admin.store import feed
-from sessions_admin.store.connection import StoreError
 
 #: Calls per page (read at call time, so a test can make pages small).
 PAGE_SIZE = 50
-#: Characters of a call's arguments and of its result shown in its row.
-HEAD_CHARS = 160
 
 
 @dataclass(frozen=True)
@@ -38,7 +27,7 @@ class CallFilter:
     until_ms: int | None = None
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True)
 class CallRow:
     id: int
     session_id: str
@@ -49,12 +38,8 @@ class CallRow:
     duration_ms: int | None
     failed: bool
     link_id: int
-    first_id: int
-    second_id: int | None
-    #: The first HEAD_CHARS characters, read from the store by :func:`with_heads`
-    #: (None until then, or when there is no value or no store to read).
-    args_head: str | None = None
-    result_head: str | None = None
+    args_head: str | None
+    result_head: str | None
 
 
 @dataclass
@@ -140,37 +125,125 @@ def tool_calls(
         where += " AND ts <= ? AND (ts < ? OR id < ?)"
         args += [cursor[0], cursor[0], cursor[1]]
     rows = side.execute(
-        "SELECT id, session_id, target, profile, principal, ts, duration_ms, failed, link_id, "
-        f"first_id, second_id FROM rollup_call INDEXED BY {index} WHERE {where} "
+        f"{_CALL_SELECT} INDEXED BY {index} WHERE {where} "
         f"ORDER BY ts DESC, id DESC LIMIT {int(limit) + 1}",
         args,
     ).fetchall()
-    page = [CallRow(*row[:7], bool(row[7]), *row[8:]) for row in rows[:limit]]
+    page = [_call_row(row) for row in rows[:limit]]
     more = len(rows) > limit
     return CallPage(page, f"{page[-1].ts}_{page[-1].id}" if more and page else None)
 
 
-def with_heads(page: CallPage) -> CallPage:
-    """The page, each row's arguments and result filled in (in short) from the store.
+_CALL_SELECT = (
+    "SELECT id, session_id, target, profile, principal, ts, duration_ms, failed, link_id, "
+    "args_head, result_head FROM rollup_call"
+)
 
-    As the sync reads a call: its first row's arguments (else its other
-    row's), and the result of the row that has one (``link_id``). When the
-    store cannot be read the rows keep ``None`` (the page shows "–").
+
+def _call_row(row: tuple) -> CallRow:
+    return CallRow(*row[:7], bool(row[7]), *row[8:])
+
+
+def failed_by_session(side: sqlite3.Connection, session_ids: list[str]) -> dict[str, int]:
+    """Failed calls of each of these sessions (a page's ids), those with none left out.
+
+    One query; the partial index ``rollup_call_session_failed`` holds failed
+    calls only, so a session with thousands of good calls costs nothing.
     """
-    ids = {mid for row in page.rows for mid in (row.first_id, row.second_id, row.link_id)}
-    try:
-        heads = feed.call_heads(sorted(mid for mid in ids if mid is not None), HEAD_CHARS)
-    except (DatabaseError, StoreError):
-        return page
-    none = (None, None)
-    for row in page.rows:
-        args = heads.get(row.first_id, none)[0]
-        if args is None and row.second_id is not None:
-            args = heads.get(row.second_id, none)[0]
-        # Filled in place: dataclasses.replace on 50 rows cost more than the store read.
-        row.args_head = args
-        row.result_head = heads.get(row.link_id, none)[1]
-    return page
+    if not session_ids:
+        return {}
+    ids = list(dict.fromkeys(session_ids))[: sqlhelpers.CHUNK]
+    rows = side.execute(
+        "SELECT session_id, count(*) FROM rollup_call "
+        f"WHERE failed AND session_id IN ({sqlhelpers.placeholders(len(ids))}) "
+        "GROUP BY session_id",
+        ids,
+    ).fetchall()
+    return {sid: count for sid, count in rows}
+
+
+#: A tool's failures are grouped over at most this many of its latest failed calls
+#: (normalising one takes about 12 µs on the loaded shared machine; the read as much again).
+ERROR_SCAN = 2000
+
+
+@dataclass
+class ErrorGroup:
+    #: What failed, normalised (:mod:`sessions_admin.ourdata.rollups.errors`).
+    what: str
+    count: int
+    first_ts: int
+    last_ts: int
+
+
+@dataclass
+class ErrorGroups:
+    groups: list[ErrorGroup]
+    #: Failed calls read; ``cut`` when the tool has more than ``ERROR_SCAN``.
+    scanned: int
+    cut: bool
+
+
+def _latest_failures(side: sqlite3.Connection, call_filter: CallFilter, limit: int) -> list[tuple]:
+    _, where, args = _where(replace(call_filter, errors=True))
+    return side.execute(
+        f"{_CALL_SELECT} INDEXED BY rollup_call_tool_failed WHERE {where} "
+        f"ORDER BY ts DESC, id DESC LIMIT {int(limit)}",
+        args,
+    ).fetchall()
+
+
+def error_groups(
+    side: sqlite3.Connection, call_filter: CallFilter, scan: int | None = None
+) -> ErrorGroups:
+    """The tool's latest failed calls (at most ``scan``, ``ERROR_SCAN`` by default) grouped
+    by what failed, the biggest group first."""
+    if scan is None:
+        scan = ERROR_SCAN
+    rows = _latest_failures(side, call_filter, scan + 1)
+    groups: dict[str, ErrorGroup] = {}
+    seen: dict[str | None, str] = {}  # many failures repeat a head word for word
+    for row in rows[:scan]:
+        head = row[10]
+        what = seen.get(head)
+        if what is None:
+            what = seen[head] = what_failed(head)
+        ts = row[5]
+        group = groups.get(what)
+        if group is None:
+            groups[what] = ErrorGroup(what, 1, ts, ts)
+            continue
+        group.count += 1
+        group.first_ts = min(group.first_ts, ts)
+        group.last_ts = max(group.last_ts, ts)
+    ordered = sorted(groups.values(), key=lambda g: (-g.count, -g.last_ts, g.what))
+    return ErrorGroups(ordered, scanned=min(len(rows), scan), cut=len(rows) > scan)
+
+
+def calls_in_group(
+    side: sqlite3.Connection,
+    call_filter: CallFilter,
+    what: str,
+    limit: int | None = None,
+    scan: int | None = None,
+) -> list[CallRow]:
+    """The latest failed calls (within the same ``scan`` as :func:`error_groups`) that
+    failed with ``what``, newest first, at most ``limit`` (``PAGE_SIZE`` by default)."""
+    if limit is None:
+        limit = PAGE_SIZE
+    if scan is None:
+        scan = ERROR_SCAN
+    found: list[CallRow] = []
+    seen: dict[str | None, str] = {}
+    for row in _latest_failures(side, call_filter, scan):
+        head = row[10]
+        if head not in seen:
+            seen[head] = what_failed(head)
+        if seen[head] == what:
+            found.append(_call_row(row))
+            if len(found) == limit:
+                break
+    return found
 
 
 def known_tool(side: sqlite3.Connection, tool: str) -> bool:

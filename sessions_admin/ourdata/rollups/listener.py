@@ -18,6 +18,7 @@ from sessions_admin.ourdata.rollups.schema import (
     DAY_MS,
     DDL,
     GRAINS,
+    HEAD_CHARS,
     HOUR_MS,
     NO_TIME,
     TABLES,
@@ -55,7 +56,13 @@ class _Call:
     first_id: int
     second_id: int | None
     link_id: int
+    args_head: str | None
+    result_head: str | None
     dirty: bool = True
+
+
+def _head(text: str | None) -> str | None:
+    return None if text is None else text[:HEAD_CHARS]
 
 
 class _Deltas:
@@ -329,7 +336,8 @@ def _load_sessions(side: sqlite3.Connection, ids: set[str]) -> dict[str, _Sessio
 
 
 _CALL_COLUMNS = (
-    "id, tool, target, profile, principal, ts, duration_ms, failed, first_id, second_id, link_id"
+    "id, tool, target, profile, principal, ts, duration_ms, failed, first_id, second_id, "
+    "link_id, args_head, result_head"
 )
 
 
@@ -393,6 +401,8 @@ def _take_call(
             m.id,
             None,
             m.id,
+            _head(m.tool_args),
+            _head(m.tool_result),
         )
         deltas.call(call, 1)
         return
@@ -407,6 +417,8 @@ def _take_call(
     call.second_id = m.id
     if m.tool_result is not None:
         call.link_id = m.id
+        call.result_head = _head(m.tool_result)
+    call.args_head = call.args_head if call.args_head is not None else _head(m.tool_args)
     call.dirty = True
     deltas.call(call, 1, count=False)
 
@@ -436,6 +448,8 @@ def _write_calls(side: sqlite3.Connection, calls: Iterable[tuple[tuple[str, str]
             int(c.failed),
             c.second_id,
             c.link_id,
+            c.args_head,
+            c.result_head,
         )
         if c.rowid is None:
             new.append(
@@ -445,13 +459,13 @@ def _write_calls(side: sqlite3.Connection, calls: Iterable[tuple[tuple[str, str]
             changed.append((*values, c.rowid))
     side.executemany(
         "INSERT INTO rollup_call (session_id, call_key, tool, target, profile, principal, ts, "
-        "first_id, duration_ms, band, failed, second_id, link_id) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "first_id, duration_ms, band, failed, second_id, link_id, args_head, result_head) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         new,
     )
     side.executemany(
-        "UPDATE rollup_call SET duration_ms = ?, band = ?, failed = ?, second_id = ?, link_id = ? "
-        "WHERE id = ?",
+        "UPDATE rollup_call SET duration_ms = ?, band = ?, failed = ?, second_id = ?, link_id = ?, "
+        "args_head = ?, result_head = ? WHERE id = ?",
         changed,
     )
 

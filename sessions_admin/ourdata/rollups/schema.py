@@ -34,6 +34,8 @@ from bisect import bisect_right
 HOUR_MS = 3_600_000
 DAY_MS = 86_400_000
 NO_TIME = -1
+#: Characters of args and result kept per call for the tool page's rows.
+HEAD_CHARS = 160
 
 GRAINS = {"hour": HOUR_MS, "day": DAY_MS}
 
@@ -116,13 +118,15 @@ CREATE TABLE IF NOT EXISTS rollup_call (
   band INTEGER,
   first_id INTEGER NOT NULL,
   second_id INTEGER,
-  -- The row whose result the tool page shows (args and result are read from the store).
-  link_id INTEGER NOT NULL
+  link_id INTEGER NOT NULL,
+  args_head TEXT, result_head TEXT
 );
 CREATE UNIQUE INDEX IF NOT EXISTS rollup_call_key ON rollup_call (session_id, call_key);
 -- A tool's calls newest first, and its durations within a window.
 CREATE INDEX IF NOT EXISTS rollup_call_tool_ts ON rollup_call (tool, ts, duration_ms);
 CREATE INDEX IF NOT EXISTS rollup_call_tool_failed ON rollup_call (tool, ts) WHERE failed;
+-- The failed calls of the sessions on a list page.
+CREATE INDEX IF NOT EXISTS rollup_call_session_failed ON rollup_call (session_id) WHERE failed;
 -- A tool's durations in order, for the percentiles of the whole history.
 CREATE INDEX IF NOT EXISTS rollup_call_tool_duration ON rollup_call (tool, duration_ms)
   WHERE duration_ms IS NOT NULL;
