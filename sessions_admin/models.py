@@ -1,7 +1,8 @@
 """The app's models, gathered where Django looks for them.
 
 The store models (unmanaged, read-only) live in :mod:`sessions_admin.store.models`;
-:class:`DeletionAudit`, ours, in :mod:`sessions_admin.ourdata.audit` (Django's
+:class:`DeletionAudit`, ours, in :mod:`sessions_admin.ourdata.audit` and the review
+models (notes, labels, queues) in :mod:`sessions_admin.ourdata.review.models` (Django's
 ``default`` database, never the runtime's store). Importing them here registers
 them with the app.
 """
@@ -9,6 +10,23 @@ them with the app.
 from __future__ import annotations
 
 from sessions_admin.ourdata.audit import DeletionAudit
+from sessions_admin.ourdata.review.models import (
+    Label,
+    Note,
+    ReviewItem,
+    ReviewQueue,
+    SessionLabel,
+)
 from sessions_admin.store.models import Message, Session, SessionState
 
-__all__ = ["DeletionAudit", "Message", "Session", "SessionState"]
+__all__ = [
+    "DeletionAudit",
+    "Label",
+    "Message",
+    "Note",
+    "ReviewItem",
+    "ReviewQueue",
+    "Session",
+    "SessionLabel",
+    "SessionState",
+]

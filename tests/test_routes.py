@@ -203,6 +203,7 @@ def _admin_urls(audit_pk: int, user_pk: int) -> dict[str, str]:
         **_model_urls("sessions_admin/session", SID),
         **_model_urls("sessions_admin/message", "1"),
         **_model_urls("sessions_admin/deletionaudit", str(audit_pk)),
+        **_model_urls("sessions_admin/label", "1"),
         **_model_urls("auth/user", str(user_pk)),
         **_model_urls("auth/group", "1"),
         # django-axes: failed logins and lockouts (deleting an attempt unlocks).
