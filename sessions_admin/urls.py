@@ -30,6 +30,7 @@ from sessions_admin.views import (
     deletes,
     export,
     health,
+    notes,
     overview,
     search,
     sessions,
@@ -64,6 +65,10 @@ SESSION_PAGES = SessionPages(
         transcript.message_value,
     ),
     SessionPage("state_value", r"state/(?P<key>[^/]+)/value", transcript.state_value),
+    # Review (issue 20): notes, each a POST.
+    SessionPage("notes", r"notes", notes.add_note),
+    SessionPage("note_edit", r"notes/(?P<note_id>[0-9]{1,19})/edit", notes.edit_note),
+    SessionPage("note_delete", r"notes/(?P<note_id>[0-9]{1,19})/delete", notes.delete_note),
 )
 
 urlpatterns = [

@@ -119,6 +119,21 @@ def viewer_client(db) -> Client:
 
 
 @pytest.fixture
+def annotator(db) -> User:
+    """A staff member who may view, annotate and manage review queues."""
+    return _user(
+        "annotator", staff=True, perms=("view_session", "annotate", "manage_review_queues")
+    )
+
+
+@pytest.fixture
+def annotator_client(annotator) -> Client:
+    client = Client()
+    client.force_login(annotator)
+    return client
+
+
+@pytest.fixture
 def admin_client(admin_user) -> Client:
     client = Client()
     client.force_login(admin_user)

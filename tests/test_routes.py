@@ -17,6 +17,7 @@ from django.urls import URLPattern, URLResolver
 
 from sessions_admin import urls
 from sessions_admin.models import DeletionAudit
+from tests import test_routes_review as review
 from tests.conftest import STORE_DB, point_store_at
 
 SID = "sess_000001"
@@ -82,8 +83,10 @@ def world(store):
 
 def test_every_route_of_the_url_map_is_walked_here():
     top = {p.name or str(p.pattern) for p in urls.urlpatterns if isinstance(p, URLPattern)}
-    assert top - {"session"} == set(PAGES) | OPEN
-    assert {page.name for page in urls.SESSION_PAGES} == set(SESSION_PAGES)
+    assert top - {"session"} == set(PAGES) | OPEN | set(review.POSTS) | set(review.PAGES)
+    assert {page.name for page in urls.SESSION_PAGES} == set(SESSION_PAGES) | set(
+        review.SESSION_POSTS
+    )
 
 
 def test_every_view_of_the_url_map_carries_its_own_guard():

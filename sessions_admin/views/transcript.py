@@ -30,6 +30,7 @@ from sessions_admin.store.jsontext import parse_json_text
 from sessions_admin.store.spec import KNOWN_ROLES
 from sessions_admin.store.values import Undecodable
 from sessions_admin.views import jsonhtml
+from sessions_admin.views.notes import attach_notes, notes_context
 from sessions_admin.views.transcript_items import message_items
 
 TEMPLATE = "sessions_admin/session.html"
@@ -76,12 +77,16 @@ def _transcript_context(request: HttpRequest, session: queries.SessionRow) -> di
     except transcript.UnknownMessage as exc:
         raise Http404(str(exc)) from None
     kept = message_filter.as_query()
+    items = message_items(session.id, page)
+    review = notes_context(request, session.id)
+    attach_notes(items, review, session.id)
     return {
+        **review,
         "filter": message_filter,
         "filter_query": kept,
         "page": page,
         "message_rows": page.messages,
-        "message_items": message_items(session.id, page),
+        "message_items": items,
         "roles": _role_choices(message_filter.role),
         "after_url": session_url(session.id, after=page.last_id, **kept) if page.last_id else "",
         "before_url": session_url(session.id, before=page.first_id, **kept)
@@ -193,6 +198,7 @@ def _state_page(request: HttpRequest, session_id: str) -> HttpResponse:
     if request.htmx and request.htmx.target == "tab-panel":
         return render(request, f"{TEMPLATE}#state", {**context, "session": session})
     context.update(_header_context(session))
+    context.update(notes_context(request, session.id))
     context["tab"] = "state"
     return render(request, TEMPLATE, context)
 
