@@ -32,6 +32,7 @@ from sessions_admin.views import (
     health,
     notes,
     overview,
+    review_labels,
     search,
     sessions,
     tools,
@@ -69,6 +70,7 @@ SESSION_PAGES = SessionPages(
     SessionPage("notes", r"notes", notes.add_note),
     SessionPage("note_edit", r"notes/(?P<note_id>[0-9]{1,19})/edit", notes.edit_note),
     SessionPage("note_delete", r"notes/(?P<note_id>[0-9]{1,19})/delete", notes.delete_note),
+    SessionPage("labels", r"labels", review_labels.session_labels),
 )
 
 urlpatterns = [

@@ -17,7 +17,7 @@ from django.urls import URLPattern, URLResolver
 
 from sessions_admin import urls
 from sessions_admin.models import DeletionAudit
-from tests import test_routes_review as review
+from tests import review_routes as review
 from tests.conftest import STORE_DB, point_store_at
 
 SID = "sess_000001"

@@ -9,35 +9,12 @@ every route of the URL map.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import pytest
 from django.test import Client
 
 from sessions_admin.models import Label, Note, ReviewItem, ReviewQueue, SessionLabel
 from tests.conftest import STORE_DB
-
-SID = "sess_000001"
-
-
-@dataclass(frozen=True)
-class Post:
-    url: str
-    data: dict[str, str]
-    #: The permission a staff member needs (its codename is in the 403's text).
-    permission: str
-
-
-#: Session subpages that only take a POST, by their name in urls.SESSION_PAGES.
-SESSION_POSTS = {
-    "notes": Post(f"/sessions/{SID}/notes/", {"text": "looks fine"}, "annotate"),
-    "note_edit": Post(f"/sessions/{SID}/notes/1/edit/", {"text": "edited"}, "annotate"),
-    "note_delete": Post(f"/sessions/{SID}/notes/1/delete/", {}, "delete_any_note"),
-}
-#: Top-level review routes that only take a POST, by their name in urls.urlpatterns.
-POSTS: dict[str, Post] = {}
-#: Top-level review pages staff may read, by name.
-PAGES: dict[str, str] = {}
+from tests.review_routes import POSTS, SESSION_POSTS, SID
 
 
 def written() -> tuple:
