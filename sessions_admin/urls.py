@@ -32,7 +32,9 @@ from sessions_admin.views import (
     health,
     notes,
     overview,
+    review_export,
     review_labels,
+    reviews,
     search,
     sessions,
     tools,
@@ -90,6 +92,12 @@ urlpatterns = [
     path("tools/", tools.tool_list, name="tools"),
     path(f"tools/<{ANY_PATH}:name>/", tools.tool_detail, name="tool"),
     path("frames/orphans/", orphans.orphans_page, name="frames_orphans"),
+    # Review queues (issue 20).
+    path("reviews/", reviews.review_list, name="reviews"),
+    path("reviews/<int:queue_id>/", reviews.review_page, name="review"),
+    path("reviews/<int:queue_id>/next/", reviews.review_next, name="review_next"),
+    path("reviews/<int:queue_id>/verdict/", reviews.review_verdict, name="review_verdict"),
+    path("reviews/<int:queue_id>/export/", review_export.review_export, name="review_export"),
     # Any character, newlines included: a session id may hold one.
     path(
         f"sessions/<{ANY_PATH}:rest>/", session_dispatch, {"pages": SESSION_PAGES}, name="session"

@@ -24,6 +24,19 @@ SESSION_POSTS = {
     "labels": Post(f"/sessions/{SID}/labels/", {"label": "regression"}, "annotate"),
 }
 #: Top-level review routes that only take a POST, by their name in urls.urlpatterns.
-POSTS: dict[str, Post] = {}
+POSTS = {
+    "review_next": Post("/reviews/1/next/", {}, "annotate"),
+    "review_verdict": Post(
+        "/reviews/1/verdict/", {"session": SID, "verdict": "pass", "then": "next"}, "annotate"
+    ),
+}
+#: The same URL as a page (GET) and a form (POST): ``/reviews/`` makes a queue.
+FORM_POSTS = {
+    "reviews": Post("/reviews/", {"name": "q2", "source": "/sessions/"}, "manage_review_queues"),
+}
 #: Top-level review pages staff may read, by name.
-PAGES: dict[str, str] = {}
+PAGES = {
+    "reviews": "/reviews/",
+    "review": "/reviews/1/",
+    "review_export": "/reviews/1/export/?format=csv",
+}

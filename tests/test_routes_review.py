@@ -14,7 +14,7 @@ from django.test import Client
 
 from sessions_admin.models import Label, Note, ReviewItem, ReviewQueue, SessionLabel
 from tests.conftest import STORE_DB
-from tests.review_routes import POSTS, SESSION_POSTS, SID
+from tests.review_routes import FORM_POSTS, PAGES, POSTS, SESSION_POSTS, SID
 
 
 def written() -> tuple:
@@ -40,7 +40,8 @@ def world(store, annotator):
     return note
 
 
-ALL_POSTS = {**{f"session:{k}": v for k, v in SESSION_POSTS.items()}, **POSTS}
+POST_ONLY = {**{f"session:{k}": v for k, v in SESSION_POSTS.items()}, **POSTS}
+ALL_POSTS = {**POST_ONLY, **{f"form:{k}": v for k, v in FORM_POSTS.items()}}
 
 
 @pytest.mark.parametrize("name", sorted(ALL_POSTS))
@@ -89,7 +90,16 @@ def test_a_post_without_its_csrf_token_is_refused(world, annotator, name):
     assert written() == before
 
 
-@pytest.mark.parametrize("name", sorted(ALL_POSTS))
+@pytest.mark.parametrize("name", sorted(POST_ONLY))
 @STORE_DB
 def test_a_get_is_not_allowed(world, annotator_client, name):
-    assert annotator_client.get(ALL_POSTS[name].url).status_code == 405
+    assert annotator_client.get(POST_ONLY[name].url).status_code == 405
+
+
+@pytest.mark.parametrize("name", sorted(PAGES))
+@STORE_DB
+def test_review_pages_are_for_staff_only(world, client, nonstaff_client, viewer_client, name):
+    response = client.get(PAGES[name])
+    assert response.status_code == 302 and response["Location"].startswith("/login/")
+    assert nonstaff_client.get(PAGES[name]).status_code == 403
+    assert viewer_client.get(PAGES[name]).status_code == 200

@@ -32,6 +32,7 @@ from sessions_admin.store.values import Undecodable
 from sessions_admin.views import jsonhtml
 from sessions_admin.views.notes import attach_notes, notes_context
 from sessions_admin.views.review_labels import labels_context
+from sessions_admin.views.reviews import review_bar_context
 from sessions_admin.views.transcript_items import message_items
 
 TEMPLATE = "sessions_admin/session.html"
@@ -185,6 +186,7 @@ def _transcript_page(
             return render(request, f"{TEMPLATE}#transcript", {**context, "session": session})
     context.update(_header_context(session, context["has_frames"]))
     context.update(labels_context(request, session.id))
+    context.update(review_bar_context(request, session.id))
     context["tab"] = "transcript"
     if with_stats:
         context["stats"] = transcript.session_stats(session.id, slow_ms=settings.SLOW_TOOL_CALL_MS)
@@ -202,6 +204,7 @@ def _state_page(request: HttpRequest, session_id: str) -> HttpResponse:
     context.update(_header_context(session))
     context.update(notes_context(request, session.id))
     context.update(labels_context(request, session.id))
+    context.update(review_bar_context(request, session.id))
     context["tab"] = "state"
     return render(request, TEMPLATE, context)
 

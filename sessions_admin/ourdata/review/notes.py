@@ -68,3 +68,15 @@ def noted_sessions(session_ids: Iterable[str]) -> set[str]:
             .distinct()
         )
     return found
+
+
+def notes_of_sessions(session_ids: Iterable[str]) -> dict[str, list[Note]]:
+    """Each session's notes, oldest first (for exports)."""
+    found: dict[str, list[Note]] = {}
+    for chunk in chunks([sid for sid in session_ids if isinstance(sid, str)], 500):
+        rows = Note.objects.filter(store_name=current_store(), session_id__in=chunk).order_by(
+            "created_at", "id"
+        )
+        for note in rows:
+            found.setdefault(note.session_id, []).append(note)
+    return found

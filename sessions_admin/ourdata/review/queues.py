@@ -23,6 +23,7 @@ from django.utils import timezone
 
 from sessions_admin.ourdata.review.models import QUEUE_MAX_ITEMS, ReviewItem, ReviewQueue
 from sessions_admin.ourdata.storename import current_store
+from sessions_admin.params import MAX_SQLITE_INT
 from sessions_admin.sqlhelpers import chunks
 
 #: How long a claim holds before someone else may take the session.
@@ -42,6 +43,8 @@ def queues_of_store() -> QuerySet[ReviewQueue]:
 
 
 def queue_of_store(queue_id: int) -> ReviewQueue | None:
+    if not 0 < queue_id <= MAX_SQLITE_INT:  # a URL may hold any digits
+        return None
     return queues_of_store().filter(pk=queue_id).first()
 
 
