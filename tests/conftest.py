@@ -36,6 +36,7 @@ DJANGO_SIDE_MODULES = {
     "test_login_throttling",
     "test_logs",
     "test_postgres",
+    "test_review_claims",
     "test_review_deletes",
     "test_views_deletes",
 }
