@@ -591,6 +591,9 @@ class DeletionAuditAdmin(ReadOnlyAdmin):
         "messages_deleted",
         "state_deleted",
         "frame_dirs_removed",
+        "notes_deleted",
+        "labels_removed",
+        "review_items_marked",
         "finished_at",
     )
     list_filter = ("operation", "outcome")

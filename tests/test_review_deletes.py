@@ -146,3 +146,17 @@ def test_the_audit_admin_shows_only_this_stores_deletes(store, admin_client):
     )
     page = admin_client.get("/admin/sessions_admin/deletionaudit/").content.decode()
     assert "here" in page and "there" not in page
+
+
+@STORE_DB
+def test_the_dashboards_delete_button_takes_the_annotations_too(store, staff_client):
+    (sid,) = fill(store, 1)
+    item = annotate(sid)
+    response = staff_client.post(f"/sessions/{sid}/delete/", {"wipe_frames": "0"})
+    assert response.status_code == 303
+    assert annotations_of(sid) == (0, 0)
+    assert_marked_deleted(item)
+    audit = DeletionAudit.objects.get()
+    assert (audit.notes_deleted, audit.labels_removed, audit.review_items_marked) == (2, 1, 1)
+    queue_page = staff_client.get(f"/reviews/{item.queue_id}/").content.decode()
+    assert "session deleted" in queue_page and "broke the deploy" not in queue_page

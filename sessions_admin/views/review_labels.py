@@ -64,7 +64,12 @@ class RowMarks:
 
 def row_marks(rows: Sequence[SessionRow]) -> dict[str, RowMarks]:
     """Labels, notes and the latest verdict of a page of sessions (three reads)."""
-    ids = [row.id for row in rows if isinstance(row.id, str)]
+    return marks_of([row.id for row in rows])
+
+
+def marks_of(session_ids: Sequence[Any]) -> dict[str, RowMarks]:
+    """:func:`row_marks` by session id (search groups)."""
+    ids = [sid for sid in session_ids if isinstance(sid, str)]
     if not ids:
         return {}
     marks = {sid: RowMarks() for sid in ids}

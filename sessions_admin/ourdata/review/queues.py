@@ -206,3 +206,39 @@ def latest_verdicts(session_ids: Iterable[str]) -> dict[str, str]:
         )
         found.update(rows)  # later rows (newer verdicts) win
     return found
+
+
+def verdicts_of_session(session_id: str) -> list[dict]:
+    """Every verdict given on the session, in any queue of this store, oldest first."""
+    items = (
+        ReviewItem.objects.filter(store_name=current_store(), session_id=session_id)
+        .exclude(verdict="")
+        .select_related("queue", "reviewer")
+        .order_by("reviewed_at", "pk")
+    )
+    return [
+        {
+            "queue": item.queue.name,
+            "verdict": item.verdict,
+            "reviewer": item.reviewer.get_username() if item.reviewer else None,
+            "reviewed_at": item.reviewed_at.isoformat() if item.reviewed_at else None,
+            "text": item.text,
+        }
+        for item in items
+    ]
+
+
+#: Open queues the overview lists at most.
+OVERVIEW_QUEUES = 10
+
+
+def open_queues(limit: int = OVERVIEW_QUEUES) -> list[tuple[ReviewQueue, Progress]]:
+    """The newest queues of this store that still have sessions to review, with progress."""
+    open_ids = (
+        ReviewItem.objects.filter(store_name=current_store(), verdict="", session_deleted=False)
+        .values("queue")
+        .distinct()
+    )
+    shown = list(queues_of_store().filter(pk__in=open_ids)[:limit])
+    tallies = progress_of(shown)
+    return [(queue, tallies[queue.pk]) for queue in shown]
