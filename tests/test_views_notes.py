@@ -3,6 +3,8 @@ deleted by whom the rules allow, refused with a 400 naming the field when bad.""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.contrib.auth.models import Permission, User
 from django.test import Client
@@ -53,7 +55,7 @@ def test_a_note_on_a_message_shows_beside_that_message(session, annotator_client
     page = annotator_client.get(f"/sessions/{SID}/").content.decode()
     beside = page.split(f'id="message-{ids[1]}"', 1)[1].split('id="message-', 1)[0]
     assert "the wrong tool" in beside and 'class="message-notes"' in beside
-    assert f"message #{ids[1]}" in page  # the header's list jumps to it
+    assert f"annotator · #{ids[1]}" in page  # the header jumps to it
 
 
 @STORE_DB
@@ -154,3 +156,41 @@ def test_staff_without_can_annotate_see_notes_but_no_form(session, annotator_cli
     assert "visible" in page and 'id="note-form"' not in page and "note-link" not in page
     page = annotator_client.get(f"/sessions/{SID}/?tab=state").content.decode()
     assert "visible" in page
+
+
+@STORE_DB
+def test_the_edit_link_fills_the_one_note_form_and_delete_buttons_share_one_form(
+    session, annotator_client
+):
+    ids, _ = session
+    annotator_client.post(f"/sessions/{SID}/notes/", {"text": "mine <b>", "message": str(ids[0])})
+    note = Note.objects.get()
+    page = annotator_client.get(f"/sessions/{SID}/").content.decode()
+    assert f'formaction="/sessions/{SID}/notes/{note.pk}/delete/"' in page
+    assert 'form="note-actions"' in page and '<form id="note-actions" method="post"' in page
+    edit = re.search(r'<a href="(\?edit=\d+#note-form)"', page).group(1).replace("&amp;", "&")
+    editing = annotator_client.get(f"/sessions/{SID}/{edit}").content.decode()
+    assert "Edit your note" in editing and "mine &lt;b&gt;</textarea>" in editing
+    assert f'action="/sessions/{SID}/notes/{note.pk}/edit/"' in editing
+    second = other_annotator()
+    theirs = second.get(f"/sessions/{SID}/?edit={note.pk}").content.decode()
+    assert "Edit your note" not in theirs and f"{note.pk}/delete/" not in theirs
+
+
+@STORE_DB
+def test_the_header_links_to_a_note_on_another_page_of_the_transcript(store, annotator_client):
+    store.add_session(SID)
+    ids = [store.add_message(SID, "user", f"m{n}") for n in range(120)]
+    annotator_client.post(f"/sessions/{SID}/notes/", {"text": "deep", "message": str(ids[-1])})
+    note = Note.objects.get()
+    page = annotator_client.get(f"/sessions/{SID}/").content.decode()
+    assert f'href="/sessions/{SID}/?at={ids[-1]}#note-{note.pk}"' in page
+
+
+@STORE_DB
+def test_a_note_written_during_a_review_goes_back_to_the_review(session, annotator_client):
+    ids, _ = session
+    response = annotator_client.post(
+        f"/sessions/{SID}/notes/", {"text": "x", "message": str(ids[0]), "review": "7"}
+    )
+    assert response["Location"] == f"/sessions/{SID}/?at={ids[0]}&review=7#message-{ids[0]}"

@@ -122,9 +122,9 @@ class MessageItem:
     tool: ToolCard | None = None
     #: The message's columns whose text is not valid UTF-8 (shown with U+FFFD).
     undecodable: list[str] = field(default_factory=list)
-    #: Reviewers' notes on this message, and the link that writes one ("" without
-    #: "Can annotate"); set by the session view (views.notes).
-    notes: list = field(default_factory=list)
+    #: Reviewers' notes on this message (markup, views.notes.message_notes_html), and
+    #: the link that writes one ("" without "Can annotate"); set by the session view.
+    notes_html: str = ""
     note_url: str = ""
 
 
