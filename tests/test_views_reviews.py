@@ -200,3 +200,14 @@ def test_tool_and_search_sources_list_the_sessions_of_their_rows(synced, annotat
     word = synced.execute("SELECT content FROM session_messages WHERE role = 'user' LIMIT 1")[0][0]
     queue = make(annotator_client, f"/search/?q={word.split()[0]}", "search")
     assert order(queue) and len(order(queue)) == len(set(order(queue)))
+
+
+@STORE_DB
+def test_next_passes_over_a_session_the_runtime_deleted_marking_it(
+    sessions, store, annotator_client
+):
+    queue = make(annotator_client, "/sessions/?principal=user:alice")
+    store.execute("DELETE FROM sessions WHERE id = ?", ("sess_2",))  # the runtime's delete
+    response = annotator_client.post(f"/reviews/{queue.pk}/next/")
+    assert response["Location"] == f"/sessions/sess_1/?review={queue.pk}"
+    assert ReviewItem.objects.get(queue=queue, session_id="sess_2").session_deleted
