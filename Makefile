@@ -5,23 +5,26 @@ HOST_HOME ?= $(if $(AGENTS_HOST_HOME),$(AGENTS_HOST_HOME),var/demo-home)
 DEMO_SESSIONS ?= 2000
 PORT ?= 8000
 PY := $(VENV)/bin/python
-MANAGE := DJANGO_SECRET_KEY="$${DJANGO_SECRET_KEY:-$$(cat var/secret_key)}" AGENTS_HOST_HOME="$(abspath $(HOST_HOME))" $(PY) manage.py
+ENV := DJANGO_SECRET_KEY="$${DJANGO_SECRET_KEY:-$$(cat var/secret_key)}" AGENTS_HOST_HOME="$(abspath $(HOST_HOME))"
+MANAGE := $(ENV) $(PY) manage.py
 
 .PHONY: run serve setup setup-dev venv venv-dev demo migrate staff test test-fast browser-deps lint bench clean
 
-run: setup demo migrate staff ## Set up, then serve the dashboard on 127.0.0.1:$(PORT)
+# Both serve at once: scripts/serve-with-sync runs `sync_index --follow` beside the
+# server (the first build in the background, the pages say how far it is) and
+# stops it when the server stops (Ctrl-C included).
+run: setup demo migrate staff ## Set up, then serve the dashboard on 127.0.0.1:$(PORT) while the index builds
 	$(MANAGE) collectstatic --noinput --verbosity 0 --skip-checks
 	$(MANAGE) check
-	$(MANAGE) sync_index
-	@echo "Serving on http://127.0.0.1:$(PORT)/  (store: $(HOST_HOME)/data/agents/store.db)"
-	DJANGO_LOG_FORMAT=$${DJANGO_LOG_FORMAT:-text} $(MANAGE) runserver 127.0.0.1:$(PORT) --skip-checks
+	@echo "Serving on http://127.0.0.1:$(PORT)/  (store: $(HOST_HOME)/data/agents/store.db); the side index syncs in the background"
+	DJANGO_LOG_FORMAT=$${DJANGO_LOG_FORMAT:-text} $(ENV) scripts/serve-with-sync $(PY) \
+	  $(PY) manage.py runserver 127.0.0.1:$(PORT) --skip-checks
 
 serve: setup demo migrate staff ## The same, served as in production: gunicorn from gunicorn.conf.py, JSON logs
 	$(MANAGE) collectstatic --noinput --verbosity 0 --skip-checks
 	$(MANAGE) check
-	$(MANAGE) sync_index
-	@echo "Serving with gunicorn on http://127.0.0.1:$(PORT)/  (store: $(HOST_HOME)/data/agents/store.db)"
-	DJANGO_SECRET_KEY="$${DJANGO_SECRET_KEY:-$$(cat var/secret_key)}" AGENTS_HOST_HOME="$(abspath $(HOST_HOME))" \
+	@echo "Serving with gunicorn on http://127.0.0.1:$(PORT)/  (store: $(HOST_HOME)/data/agents/store.db); the side index syncs in the background"
+	$(ENV) scripts/serve-with-sync $(PY) \
 	  $(VENV)/bin/gunicorn -c gunicorn.conf.py --bind 127.0.0.1:$(PORT)
 
 setup: venv var/secret_key

@@ -132,7 +132,12 @@ def test_a_new_data_folder_and_every_file_the_steps_write_in_it_are_private(stor
         assert done.returncode == 0, done.stdout + done.stderr
     assert mode(var) == 0o700
     files = {path.name: mode(path) for path in var.iterdir() if path.is_file()}
-    assert files == {"django.sqlite3": 0o600, "admin-password": 0o600, "side.sqlite3": 0o600}
+    assert files == {
+        "django.sqlite3": 0o600,
+        "admin-password": 0o600,
+        "side.sqlite3": 0o600,
+        "side.sqlite3.lock": 0o600,  # the one writer's lock (sidedb.pass_lock)
+    }
 
 
 @STORE_DB
@@ -148,6 +153,7 @@ def test_the_side_databases_wal_and_shm_are_private_too(store, var_dir, umask_02
         "side.sqlite3": 0o600,
         "side.sqlite3-wal": 0o600,
         "side.sqlite3-shm": 0o600,
+        "side.sqlite3.lock": 0o600,
     }
 
 

@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import subprocess
 import sys
+from pathlib import Path
 from urllib.parse import quote
 
 import pytest
@@ -101,15 +103,70 @@ def test_the_readme_lists_every_step_the_issue_names():
         "check",
         "check --deploy",
         "sync_index --quiet",
+        "sync_index --verify",
         "createsuperuser",
     ]
     assert server[:2] == ["-c", "gunicorn.conf.py"]
+
+
+def test_the_readme_systemd_unit_is_the_one_in_docs_and_runs_follow():
+    readme = (ROOT / "README.md").read_text()
+    unit = readme.split("```ini\n", 1)[1].split("```", 1)[0]
+    assert unit == (ROOT / "docs" / "sessions-admin-sync.service").read_text()
+    settings = dict(
+        line.split("=", 1) for line in unit.splitlines() if "=" in line and line[0] != "#"
+    )
+    assert settings["ExecStart"].endswith("python manage.py sync_index --follow --quiet")
+    assert settings["KillSignal"] == "SIGTERM"  # what sync_index stops cleanly on
 
 
 def test_the_steps_run_on_a_clean_copy_and_the_deploy_check_finds_nothing(deployed):
     assert (deployed.repo / "var" / "django.sqlite3").exists()  # made by the first step
     # Silenced: only the two HSTS choices the README sets to 0 on purpose.
     assert "identified no issues (2 silenced)" in deployed.outputs["check --deploy"]
+
+
+def test_the_verify_step_finds_no_drift_after_the_sync_step(deployed):
+    # deploy() ran the README's `sync_index --verify` and required exit status 0.
+    verified = deployed.outputs["sync_index --verify"]
+    assert "No drift: the index and the rollups equal the store." in verified
+    assert f"Checked {len(AWKWARD_IDS) + 1} sessions" in verified
+
+
+def test_verify_from_the_server_venv_exits_1_on_drift_and_prints_it(deployed, tmp_path):
+    side = deployed.repo / "var" / "side.sqlite3"
+    copy = tmp_path / "var"
+    copy.mkdir(mode=0o700)
+    for suffix in ("", "-wal"):
+        if Path(f"{side}{suffix}").exists():
+            shutil.copy2(f"{side}{suffix}", copy / f"side.sqlite3{suffix}")
+    # A message the index holds but the store never had: drift, in a copy of the data folder.
+    script = (
+        "import sys; from sessions_admin.ourdata import sidedb; c = sidedb.connect(); "
+        "c.execute(\"UPDATE rollup_session SET messages = messages + 1 WHERE session_id = 'a/b'\")"
+    )
+    env = {**deployed.env, "SESSIONS_ADMIN_VAR_DIR": str(copy)}
+    broken = subprocess.run(
+        [deployed.python, "manage.py", "shell", "-c", script],
+        cwd=deployed.repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert broken.returncode == 0, broken.stderr
+    verified = subprocess.run(
+        [deployed.python, "manage.py", "sync_index", "--verify"],
+        cwd=deployed.repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert verified.returncode == 1
+    assert "messages: 1 drifted" in verified.stdout
+    assert "'a/b': rollups counts 2, store 1" in verified.stdout
+    assert "The side index drifted from the store" in verified.stderr
 
 
 def test_healthz_answers_without_a_login_even_over_plain_http(deployed):

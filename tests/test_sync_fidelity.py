@@ -241,3 +241,19 @@ def test_verify_counts_rows_changed_since_the_pass_as_pending_not_drift(store, v
     verdict = verify.verify()
     assert verdict.ok, verdict.lines()
     assert verdict.pending == 2 and verdict.sessions == 7
+
+
+@STORE_DB
+def test_an_id_created_again_with_the_very_same_row_drops_the_old_messages(store, var_dir):
+    busy_store(store)
+    sync.sync_once()
+    row = store.execute("SELECT * FROM sessions WHERE id = 'sess_1'")[0]
+    store.execute("DELETE FROM session_messages WHERE session_id = 'sess_1'")
+    store.execute("DELETE FROM sessions WHERE id = 'sess_1'")
+    store.execute(f"INSERT INTO sessions VALUES ({', '.join('?' * len(row))})", row)
+    # Every column as before; only the rowid tells it is a new row.
+    sync.sync_once()
+    counts = dict(side_rows("SELECT session_id, messages FROM rollup_session"))
+    assert counts["sess_1"] == 0 and counts["sess_0"] == 5
+    assert indexed_messages() == 25
+    assert_no_drift()

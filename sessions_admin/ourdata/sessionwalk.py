@@ -11,9 +11,10 @@ indexed by rowid), so the two streams merge like two sorted files:
 * a rowid only the store holds: a session new to us;
 * the same rowid and id with another digest: an edited row (title,
   principal, target, profile, created_at, turn_count, last_active);
-* an id under another rowid (``VACUUM`` renumbers rows; a deleted and
-  re-created id gets a new one): the same session moved, edited if its
-  digest differs too.
+* an id under another rowid: a deleted and re-created id (SQLite gives the
+  new row a new rowid unless the old one was the table's last), or a
+  ``VACUUM`` that renumbered the table. The sync takes such a session in
+  again from scratch: its old messages may be gone.
 
 Only the differences are held in memory. A session whose id is not text the
 index can hold (a BLOB, or TEXT that is not valid UTF-8) is counted, not
@@ -43,8 +44,8 @@ class Walk:
     gone: list[str] = field(default_factory=list)
     new: list[str] = field(default_factory=list)
     changed: list[str] = field(default_factory=list)
-    #: id -> its new rowid, for sessions whose row only moved.
-    moved: dict[str, int] = field(default_factory=dict)
+    #: Ids found under another rowid than the one kept (re-created, or renumbered).
+    moved: list[str] = field(default_factory=list)
     #: Rows whose id the index cannot hold (BLOB, or TEXT that is not UTF-8).
     unindexable: int = 0
 
@@ -82,11 +83,9 @@ def walk(side: sqlite3.Connection) -> Walk:
                 found[b[1]] = (b[0], b[2])
             a, b = next(ours, _END), next(theirs, _END)
     for sid in lost.keys() & found.keys():
-        (_, old_sig), (rowid, new_sig) = lost.pop(sid), found.pop(sid)
-        if old_sig != new_sig:
-            result.changed.append(sid)
-        else:
-            result.moved[sid] = rowid
+        del lost[sid], found[sid]
+        result.moved.append(sid)
+    result.moved.sort()
     result.gone = sorted(lost)
     result.new = sorted(found)
     return result

@@ -16,6 +16,7 @@ from __future__ import annotations
 import fcntl
 import os
 import sqlite3
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -179,19 +180,20 @@ def pass_lock() -> Iterator[None]:
     An advisory ``flock`` on a file of its own: the kernel drops it when the
     process ends, however it ends, so a killed pass never leaves a stale lock.
     The file holds the holder's pid, for the message a second pass prints.
+    "At once" is within a tenth of a second: the lock is tried a few times,
+    so a page checking :func:`pass_running` at that moment cannot turn a
+    pass away.
     """
     path = lock_path()
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
     try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
+        if not _take_exclusive(fd):
             holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "?"
             raise PassRunning(
                 f"Another sync_index pass is running (pid {holder}); this one exits. "
                 "Overlapping runs never index a message twice."
-            ) from None
+            )
         os.ftruncate(fd, 0)
         os.pwrite(fd, str(os.getpid()).encode(), 0)
         try:
@@ -200,3 +202,45 @@ def pass_lock() -> Iterator[None]:
             fcntl.flock(fd, fcntl.LOCK_UN)
     finally:
         os.close(fd)
+
+
+#: Tries (and the pause between them) before a pass concludes another holds the lock:
+#: a page's :func:`pass_running` holds a shared lock for microseconds, a pass for seconds.
+LOCK_TRIES = 5
+LOCK_RETRY_S = 0.02
+
+
+def _take_exclusive(fd: int) -> bool:
+    for attempt in range(LOCK_TRIES):
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            if attempt + 1 < LOCK_TRIES:
+                time.sleep(LOCK_RETRY_S)
+    return False
+
+
+def pass_running() -> bool:
+    """Does a ``sync_index`` pass hold the writer's lock right now?
+
+    A non-blocking shared ``flock`` on the lock file, released at once: it
+    fails only while a pass holds the exclusive lock. A pass killed however
+    it was killed holds nothing (the kernel dropped its lock), so a stopped
+    build never reads as running. Creates nothing: no lock file, no pass.
+    """
+    try:
+        path = lock_path()
+    except SideDatabaseUnavailable:
+        return False
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)  # closing the file drops the shared lock too
+    return False

@@ -319,8 +319,15 @@ def _as_of(messages: Sequence[FeedMessage], rows: dict[str, FeedSession]) -> lis
     return kept
 
 
-def _take_batch(side: sqlite3.Connection, batch: Sequence[FeedMessage], report: SyncReport) -> int:
-    """One transaction: the batch's sessions reconciled, its messages taken in, the mark moved.
+def _take_batch(
+    side: sqlite3.Connection,
+    batch: Sequence[FeedMessage],
+    report: SyncReport,
+    started: float,
+    total: int,
+) -> int:
+    """One transaction: the batch's sessions reconciled, its messages taken in, the mark
+    moved, and the pass's progress (since ``started``, of ``total``) recorded for the pages.
 
     Messages at or below the stored mark are skipped, so even two writers that
     got past the pass lock (it is advisory) could never count a message twice.
@@ -338,7 +345,9 @@ def _take_batch(side: sqlite3.Connection, batch: Sequence[FeedMessage], report: 
             report.sessions_forgotten += len(vanished)
         _reconcile(side, rows, mark, report)
         _feed_messages(side, _as_of(batch, rows))
-        _set_state(side, last_id=batch[-1].id)
+        done = report.messages + len(batch)
+        progress = _progress_state(done, total, time.perf_counter() - started)
+        _set_state(side, last_id=batch[-1].id, **progress)
     return len(batch)
 
 
@@ -364,18 +373,14 @@ def _apply_session_changes(side: sqlite3.Connection, up_to: int, report: SyncRep
     for chunk in chunks(found.gone, SESSION_CHUNK):
         with sidedb.transaction(side):
             _forget_in(side, chunk)
-    for chunk in chunks(found.new + found.changed, SESSION_CHUNK):
+    moved = set(found.moved)
+    for chunk in chunks(found.new + found.changed + found.moved, SESSION_CHUNK):
         rows = feed.sessions_by_id(chunk)
         with sidedb.transaction(side):
-            gone_since = [sid for sid in _held(side, chunk) if sid not in rows]
-            _forget_in(side, gone_since)
+            # Gone since the walk, or moved (re-created: its old messages may be
+            # gone too): forgotten, and the moved ones taken in again from scratch.
+            _forget_in(side, [sid for sid in _held(side, chunk) if sid not in rows or sid in moved])
             _reconcile(side, rows, up_to, report)
-    if found.moved:
-        with sidedb.transaction(side):
-            side.executemany(
-                "UPDATE sync_sessions SET srowid = ? WHERE id = ?",
-                [(rowid, sid) for sid, rowid in found.moved.items()],
-            )
     if len(found.gone) >= SESSION_CHUNK:
         sidedb.release_free_pages(side)  # e.g. after a clear-all: give the disk back
     _set_state(side, unindexable_sessions=found.unindexable)
@@ -401,7 +406,7 @@ def _take_all(
         batch = prefetch.after(last_id)
         if not batch:
             return last_id
-        report.messages += _take_batch(side, batch, report)
+        report.messages += _take_batch(side, batch, report, started, total)
         report.batches += 1
         last_id = batch[-1].id
         if on_progress is not None:
@@ -486,8 +491,9 @@ def _pass(
     should_stop: Callable[[], bool] | None,
 ) -> None:
     prepare(side)
-    _set_state(side, run_started_at_ms=clock.now_ms())
     state = read_state(side)
+    backlog = max(feed.last_message_id() - state.last_id, 0)
+    _set_state(side, run_started_at_ms=clock.now_ms(), **_progress_state(0, backlog, 0.0))
     if state.started_at_ms is None:
         _set_state(side, started_at_ms=clock.now_ms())
     _apply_session_changes(side, state.last_id, report)
@@ -529,6 +535,88 @@ def _record_failure(side: sqlite3.Connection, exc: Exception) -> None:
         _set_state(side, run_failed_at_ms=clock.now_ms(), run_error=reason)
     except Exception:
         logger.exception("could not record the failed sync (%s)", reason)
+
+
+#: A pass with no more messages than this to take in is over in a moment: pages
+#: do not show its progress.
+PROGRESS_SHOWN_FROM = BATCH_SIZE
+#: Progress older than this reads as stalled ("last progress at 14:03 UTC").
+PROGRESS_STALE_MS = 60_000
+
+
+def _progress_state(done: int, total: int, elapsed_s: float) -> dict[str, int | float]:
+    """The ``build_*`` bookkeeping keys, written with the batch they describe."""
+    return {
+        "build_done": done,
+        "build_total": max(total, done),
+        "build_rate": done / elapsed_s if elapsed_s > 0 else 0.0,
+        "build_at_ms": clock.now_ms(),
+    }
+
+
+@dataclass(frozen=True)
+class BuildProgress:
+    """How far a long pass (a first build, a rebuild, a big catch-up) has got.
+
+    ``done`` and ``total`` count this pass's messages (``total`` estimated from
+    ids when it started, so a resumed build counts what was left); ``rate`` is
+    messages per second so far; ``at_ms`` when the last batch committed;
+    ``running`` whether a pass holds the writer's lock now
+    (:func:`sidedb.pass_running`).
+    """
+
+    done: int
+    total: int
+    rate: float
+    at_ms: int
+    running: bool
+
+    @property
+    def percent(self) -> int:
+        """Whole percent done, rounded down (100 only when every message is in)."""
+        return min(100 * self.done // self.total, 100) if self.total > 0 else 100
+
+    @property
+    def eta_s(self) -> float | None:
+        if self.rate <= 0:
+            return None
+        return max(self.total - self.done, 0) / self.rate
+
+    def stale(self, now_ms: int) -> bool:
+        """No batch committed for over :data:`PROGRESS_STALE_MS` (hung, killed, or stopped)."""
+        return now_ms - self.at_ms > PROGRESS_STALE_MS
+
+
+def build_progress(side: sqlite3.Connection | None = None) -> BuildProgress | None:
+    """The progress of a long pass that has not completed, or ``None`` when there is none.
+
+    ``None`` too when the last pass completed after the progress was recorded,
+    or the pass is small (:data:`PROGRESS_SHOWN_FROM` messages or fewer). A pass
+    that was stopped or killed keeps its last progress with ``running`` false,
+    until the next pass records its own.
+    """
+    own = side is None
+    if own:
+        side = sidedb.connect_readonly()
+        if side is None:
+            return None
+    try:
+        if not has_tables(side):
+            return None
+        values = dict(side.execute("SELECT key, value FROM sync_state").fetchall())
+    finally:
+        if own:
+            side.close()
+    done, total, rate, at_ms, synced = (
+        values.get(key)
+        for key in ("build_done", "build_total", "build_rate", "build_at_ms", "synced_at_ms")
+    )
+    if not all(isinstance(v, int) for v in (done, total, at_ms)):
+        return None
+    if total <= PROGRESS_SHOWN_FROM or (isinstance(synced, int) and synced >= at_ms):
+        return None
+    rate = float(rate) if isinstance(rate, int | float) else 0.0
+    return BuildProgress(done, total, rate, at_ms, sidedb.pass_running())
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from sessions_admin.ourdata.rollups.figures import (
     last_sync,
 )
 from sessions_admin.ourdata.sync import last_run
+from sessions_admin.views.progress import build_sentence
 
 #: The session list's last-active preset that matches each window.
 LIST_PRESET = {"24h": "24h", "7d": "7d", "30d": "30d", "all": None}
@@ -59,9 +60,16 @@ def link_tools(rows: list[ToolRow], window: Window, **kept: str | None) -> None:
 
 def sync_context(side: SideConnection) -> dict:
     """``sync`` for the pages' empty states; ``not_computed`` until a sync pass has finished;
-    ``sync_run`` says whether the latest pass failed, and why (shown above any figures)."""
+    ``sync_run`` says whether the latest pass failed, and why (shown above any figures);
+    ``build`` how far the first build is ("indexing: 42%, about 6 min left") until then."""
     state = last_sync(side)
-    return {"sync": state, "not_computed": state.synced_at_ms is None, "sync_run": last_run(side)}
+    not_computed = state.synced_at_ms is None
+    return {
+        "sync": state,
+        "not_computed": not_computed,
+        "sync_run": last_run(side),
+        "build": build_sentence(side) if not_computed else None,
+    }
 
 
 def permalink(session_id: str, message_id: int) -> str:

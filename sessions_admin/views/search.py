@@ -23,6 +23,7 @@ from sessions_admin.store.feed import FeedMessage
 from sessions_admin.store.spec import KNOWN_ROLES, PROFILES
 from sessions_admin.store.values import Undecodable
 from sessions_admin.views import review_labels
+from sessions_admin.views.progress import build_sentence
 
 #: Query parameters that make up a shareable search (the cursor excluded).
 SEARCH_PARAMS = (
@@ -167,6 +168,8 @@ def search(request: HttpRequest) -> HttpResponse:
         "roles": KNOWN_ROLES,
         "profiles": PROFILES,
         "first_page": query.before_id is None,
+        # Until the index has every message: how far a running build is.
+        "build": build_sentence() if page is not None and not page.freshness.fresh else None,
         # Reached only when no session has this id (an exact one was opened above).
         "missing_id": stripped if looks_like_session_id(stripped) else "",
     }

@@ -21,6 +21,7 @@ from sessions_admin.store.connection import is_read_only
 from sessions_admin.store.queries import ACTIVE_PRESETS, SORT_LABELS, Cursor
 from sessions_admin.store.spec import PROFILES
 from sessions_admin.views import review_labels
+from sessions_admin.views.progress import build_sentence
 from sessions_admin.views.sessionrows import render_session_rows
 
 #: Query parameters that make up a shareable list view (cursor excluded).
@@ -128,6 +129,8 @@ def session_list(request: HttpRequest) -> HttpResponse:
             targets=targets,
         )
     kept = {name: request.GET[name] for name in LIST_PARAMS if request.GET.get(name)}
+    # A filter the index would serve, scanned instead: say why when a build is the reason.
+    scanned = (session_filter.principal or session_filter.q) and page.strategy != "index"
     count_url = "?" + urlencode({**kept, "count": "1"})
     next_url = None
     if page.next_cursor:
@@ -153,6 +156,7 @@ def session_list(request: HttpRequest) -> HttpResponse:
         "next_url": next_url,
         "count_url": count_url,
         "first_page": cursor is None,
+        "build": build_sentence() if scanned and cursor is None else None,
         "active_filters": active_filters(kept),
         "missing_id": session_filter.q
         if session_filter.q and looks_like_session_id(session_filter.q)
