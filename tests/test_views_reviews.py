@@ -211,3 +211,12 @@ def test_next_passes_over_a_session_the_runtime_deleted_marking_it(
     response = annotator_client.post(f"/reviews/{queue.pk}/next/")
     assert response["Location"] == f"/sessions/sess_1/?review={queue.pk}"
     assert ReviewItem.objects.get(queue=queue, session_id="sess_2").session_deleted
+
+
+@STORE_DB
+def test_the_list_offers_a_queue_of_what_it_shows(sessions, annotator_client, viewer_client):
+    page = annotator_client.get("/sessions/?target=ops.pager").content.decode()
+    assert 'href="/reviews/?source=/sessions/%3Ftarget%3Dops.pager"' in page
+    form = annotator_client.get("/reviews/?source=/sessions/%3Ftarget%3Dops.pager").content
+    assert b'value="/sessions/?target=ops.pager"' in form
+    assert b"Review these" not in viewer_client.get("/sessions/").content
