@@ -38,6 +38,9 @@ DJANGO_SIDE_MODULES = {
     "test_postgres",
     "test_review_claims",
     "test_review_deletes",
+    "test_views_labels",
+    "test_views_notes",
+    "test_views_reviews",
     "test_views_deletes",
 }
 
