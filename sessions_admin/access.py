@@ -31,6 +31,7 @@ ANNOTATE = "sessions_admin.annotate"
 DELETE_ANY_NOTE = "sessions_admin.delete_any_note"
 #: Make review queues.
 MANAGE_REVIEW_QUEUES = "sessions_admin.manage_review_queues"
+ERASE_PRINCIPAL = "sessions_admin.erase_principal"
 
 View = Callable[..., HttpResponse]
 

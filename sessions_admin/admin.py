@@ -10,7 +10,8 @@
 * Deletes (the admin's delete page, the "delete selected" action, the "Clear
   all sessions" page) all call :mod:`sessions_admin.deletion`, which
   writes the audit rows; the stock ``delete_selected`` would fail on the
-  foreign keys and skip the audit. ``DeletionAudit`` is shown read-only.
+  foreign keys and skip the audit. ``DeletionAudit`` is shown read-only, and
+  beside it the erasure receipts (``Erasure``).
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from sessions_admin import deletion, params, sqlhelpers
 from sessions_admin.access import CLEAR_ALL_SESSIONS, DELETE_SESSIONS
 from sessions_admin.converters import ID64
 from sessions_admin.ids import session_url
-from sessions_admin.models import DeletionAudit, Label, Message, Session
+from sessions_admin.models import DeletionAudit, Erasure, Label, Message, Session
 from sessions_admin.ourdata.storename import current_store
 from sessions_admin.params import MAX_SQLITE_INT
 from sessions_admin.store import queries
@@ -614,3 +615,37 @@ class LabelAdmin(admin.ModelAdmin):
 
     list_display = ("name", "color", "description")
     search_fields = ("name", "description")
+
+
+@admin.register(Erasure)
+class ErasureAdmin(ReadOnlyAdmin):
+    """The erasure receipts, beside the deletion audit: read-only, kept when the data is gone."""
+
+    def get_queryset(self, request: HttpRequest) -> Any:
+        return super().get_queryset(request).filter(store_name=current_store())
+
+    list_display = (
+        "started_at",
+        "principal_shown",
+        "actor",
+        "status",
+        "sessions",
+        "messages",
+        "frame_dirs",
+        "finished_at",
+        "receipt_link",
+    )
+    list_filter = ("status",)
+    search_fields = ("principal", "actor")
+    date_hierarchy = "started_at"
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
+        return [f.name for f in self.model._meta.fields]
+
+    @admin.display(description="principal")
+    def principal_shown(self, obj: Erasure) -> str:
+        return short_id(obj.principal, 24)
+
+    @admin.display(description="receipt")
+    def receipt_link(self, obj: Erasure) -> str:
+        return format_html('<a href="{}">receipt {}</a>', reverse("erasure", args=[obj.pk]), obj.pk)

@@ -8,6 +8,10 @@ Two kinds of id cannot survive as a path segment: the empty id, and ids made
 only of dots (``.``, ``..``), which a browser collapses as dot-segments even
 when written ``%2E%2E``. They use ``/sessions/~/<subpage>?id=<id>`` instead.
 
+Principals (``sessions.principal_id``) use the same rule under
+``/principals/`` (:func:`principal_url`), and the query form also for an id
+that would read as another page there (``~``, or starting ``erasures/``).
+
 The server sees the path already percent-decoded, so ``a%2Fframes`` and
 ``a/frames`` look alike; :func:`split_session_path` lists every reading of a
 path and the router picks the first whose session exists, the whole path as
@@ -51,6 +55,27 @@ def session_url(session_id: str, subpage: str = "", **query: str | int | None) -
         return f"{SESSIONS_PREFIX}{QUERY_FORM_MARKER}/{sub}?{urlencode(params)}"
     url = f"{SESSIONS_PREFIX}{quote_segment(session_id)}/{sub}"
     return f"{url}?{urlencode(params)}" if params else url
+
+
+PRINCIPALS_PREFIX = "/principals/"
+#: ``/principals/erasures/<receipt>/``: the receipts, beside the principals' pages.
+RECEIPTS_SEGMENT = "erasures"
+
+
+def principal_needs_query_form(principal: str) -> bool:
+    return (
+        needs_query_form(principal)
+        or principal == QUERY_FORM_MARKER
+        or principal.startswith(f"{RECEIPTS_SEGMENT}/")
+    )
+
+
+def principal_url(principal: str, subpage: str = "") -> str:
+    """The URL of a principal's page (or ``subpage``: ``erase``)."""
+    sub = f"{subpage.strip('/')}/" if subpage else ""
+    if principal_needs_query_form(principal):
+        return f"{PRINCIPALS_PREFIX}{QUERY_FORM_MARKER}/{sub}?{urlencode({'id': principal})}"
+    return f"{PRINCIPALS_PREFIX}{quote_segment(principal)}/{sub}"
 
 
 @dataclass(frozen=True)

@@ -25,13 +25,14 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from sessions_admin.converters import ANY_PATH
+from sessions_admin.converters import ANY_PATH, ID64
 from sessions_admin.views import (
     deletes,
     export,
     health,
     notes,
     overview,
+    principals,
     review_export,
     review_labels,
     reviews,
@@ -98,6 +99,10 @@ urlpatterns = [
     path("reviews/<int:queue_id>/next/", reviews.review_next, name="review_next"),
     path("reviews/<int:queue_id>/verdict/", reviews.review_verdict, name="review_verdict"),
     path("reviews/<int:queue_id>/export/", review_export.review_export, name="review_export"),
+    path("principals/", principals.principal_list, name="principals"),
+    path(f"principals/erasures/<{ID64}:pk>/", principals.erasure_receipt, name="erasure"),
+    # The id percent-encoded (or ~/?id=); "<id>/erase/" is the POST that erases.
+    path(f"principals/<{ANY_PATH}:rest>/", principals.principal_dispatch, name="principal"),
     # Any character, newlines included: a session id may hold one.
     path(
         f"sessions/<{ANY_PATH}:rest>/", session_dispatch, {"pages": SESSION_PAGES}, name="session"

@@ -101,6 +101,17 @@ def _user(
     return user
 
 
+def staff_user_with(codename: str) -> User:
+    """A staff member who may view sessions and do what ``codename`` allows."""
+    return _user(f"may-{codename}", staff=True, perms=("view_session", codename))
+
+
+def staff_client_with(codename: str, *, enforce_csrf_checks: bool = False) -> Client:
+    client = Client(enforce_csrf_checks=enforce_csrf_checks)
+    client.force_login(staff_user_with(codename))
+    return client
+
+
 @pytest.fixture
 def admin_user(db) -> User:
     return _user("root", staff=True, superuser=True)

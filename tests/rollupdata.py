@@ -148,6 +148,40 @@ def reference_principals(store: StoreBuilder) -> dict[tuple, tuple]:
     return {(day, p): n for day, p, n in rows}
 
 
+def reference_principal_totals(store: StoreBuilder) -> dict[str, tuple]:
+    """Per principal: sessions, messages, calls, errors, first and last activity."""
+    created = "CASE WHEN typeof(created_at) = 'integer' THEN created_at END"
+    rows = store.execute(
+        "SELECT coalesce(s.principal_id, ''), count(*), sum(n), "
+        "min(min(coalesce(lo, c), coalesce(c, lo))), max(max(coalesce(hi, c), coalesce(c, hi))) "
+        f"FROM (SELECT id, principal_id, {created} AS c FROM sessions) s "
+        # A session's first message is its first by id (as the rollups keep it).
+        "LEFT JOIN (SELECT session_id, count(*) AS n, max(ts) AS hi, "
+        "(SELECT ts FROM session_messages f WHERE f.session_id = g.session_id ORDER BY id "
+        "LIMIT 1) AS lo FROM session_messages g GROUP BY session_id) m ON m.session_id = s.id "
+        "GROUP BY 1"
+    )
+    calls: dict[str, list[int]] = {}
+    for _, _, _, _, principal, failed, _ in reference_calls(store):
+        cell = calls.setdefault(principal, [0, 0])
+        cell[0] += 1
+        cell[1] += failed
+    return {
+        p: (n, messages or 0, *calls.get(p, [0, 0]), first, last if last is not None else -1)
+        for p, n, messages, first, last in rows
+    }
+
+
+def principal_totals(side) -> dict[str, tuple]:
+    """The rollup_principal rows as read back (and their folded text checked)."""
+    rows = side.execute(
+        "SELECT principal, fold, sessions, messages, calls, errors, first_ts, last_ts "
+        "FROM rollup_principal"
+    ).fetchall()
+    assert all(folded == principal.casefold() for principal, folded, *_ in rows)
+    return {principal: tuple(rest) for principal, _, *rest in rows}
+
+
 def reference_bands(store: StoreBuilder) -> dict[tuple, int]:
     """Timed calls per (grain, bucket, tool, duration band); ("all", None) for all time."""
     from sessions_admin.ourdata.rollups.schema import duration_band
@@ -212,6 +246,7 @@ def assert_rollups_match(side, store) -> None:
         assert tool_cells(side, grain) == reference_tool_cells(store, ms)
         assert activity_cells(side, grain) == reference_activity(store, ms)
     assert principal_messages(side) == reference_principals(store)
+    assert principal_totals(side) == reference_principal_totals(store)
     assert band_counts(side) == reference_bands(store)
     for grain, ms in (("hour", HOUR_MS), ("day", DAY_MS)):
         rows = side.execute(f"SELECT bucket, target, profile, sessions FROM rollup_last_{grain}")

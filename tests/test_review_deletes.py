@@ -160,3 +160,20 @@ def test_the_dashboards_delete_button_takes_the_annotations_too(store, staff_cli
     assert (audit.notes_deleted, audit.labels_removed, audit.review_items_marked) == (2, 1, 1)
     queue_page = staff_client.get(f"/reviews/{item.queue_id}/").content.decode()
     assert "session deleted" in queue_page and "broke the deploy" not in queue_page
+
+
+@STORE_DB
+def test_erasing_a_principal_takes_their_sessions_annotations_and_counts_them(store):
+    from sessions_admin.deletion.erasure import erase_principal
+
+    theirs = fill(store, 2, principal="user:erased", prefix="e")
+    (other,) = fill(store, 1, principal="user:kept", prefix="k")
+    items = [annotate(sid) for sid in (*theirs, other)]
+    receipt = erase_principal("user:erased", actor=ACTOR)
+    assert all(annotations_of(sid) == (0, 0) for sid in theirs)
+    assert annotations_of(other) == (2, 1)
+    for item in items[:2]:
+        assert_marked_deleted(item)
+    audit = DeletionAudit.objects.get(pk=receipt.audit_id)
+    assert (audit.notes_deleted, audit.labels_removed, audit.review_items_marked) == (4, 2, 2)
+    assert receipt.store_name == audit.store_name == current_store()

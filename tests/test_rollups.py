@@ -43,7 +43,12 @@ def test_an_older_side_database_gains_new_tables_filled_from_its_calls(store, si
     R.fill_store(store, Random(8), sessions=6)
     sync(side, store)
     expected = band_counts(side)
-    for table in ("rollup_duration_hour", "rollup_duration_all", "rollup_last_day"):
+    for table in (
+        "rollup_duration_hour",
+        "rollup_duration_all",
+        "rollup_last_day",
+        "rollup_principal",
+    ):
         side.execute(f"DROP TABLE {table}")
     ROLLUPS.create(side)
     assert band_counts(side) == expected

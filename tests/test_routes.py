@@ -14,11 +14,12 @@ from dataclasses import dataclass
 import pytest
 from django.contrib import admin
 from django.urls import URLPattern, URLResolver
+from django.utils import timezone
 
 from sessions_admin import urls
-from sessions_admin.models import DeletionAudit
+from sessions_admin.models import DeletionAudit, Erasure
 from tests import review_routes as review
-from tests.conftest import STORE_DB, point_store_at
+from tests.conftest import STORE_DB, point_store_at, staff_client_with
 
 SID = "sess_000001"
 READ_ONLY_SENTENCE = "read-only mode"
@@ -29,6 +30,8 @@ class Route:
     url: str
     #: POST data for a destructive action (None: the route only reads).
     post: dict[str, str] | None = None
+    #: The permission (codename) a destructive action needs.
+    permission: str = "delete_session"
 
 
 #: Top-level routes (by name, or by path for unnamed ones), one sample URL each.
@@ -40,6 +43,9 @@ PAGES = {
     "targets": Route("/targets/"),
     "frames_orphans": Route("/frames/orphans/"),
     "search": Route("/search/?q=wombat"),
+    "principals": Route("/principals/"),
+    "principal": Route("/principals/user%3Aalice/"),
+    "erasure": Route("/principals/erasures/1/"),
 }
 #: The session subpages of urls.SESSION_PAGES, by name.
 SESSION_PAGES = {
@@ -56,6 +62,11 @@ SESSION_PAGES = {
 #: Destructive forms posted to a page that also reads (same URL, its own guard).
 DESTRUCTIVE_POSTS = {
     "frames_orphans": Route("/frames/orphans/", post={"session_id": "gone_1"}),
+    "principal_erase": Route(
+        "/principals/user%3Aalice/erase/",
+        post={"confirm": "erase 1 session of user:alice"},
+        permission="erase_principal",
+    ),
 }
 #: Routes anyone may open, and the auth pages themselves.
 OPEN = {"healthz", "login", "logout"}
@@ -78,6 +89,7 @@ def world(store):
     orphan = store.frames_root / "gone_1"
     orphan.mkdir()
     (orphan / "activity-r.jsonl").write_text("{}\n")
+    Erasure.objects.create(pk=1, started_at=timezone.now(), actor="test", principal="user:x")
     return store
 
 
@@ -135,27 +147,28 @@ def test_staff_who_may_view_open_every_page(world, viewer_client, name):
 def test_staff_without_the_delete_permission_get_403_on_every_destructive_action(
     world, viewer_client, name
 ):
-    response = viewer_client.post(DESTRUCTIVE[name].url, DESTRUCTIVE[name].post)
+    route = DESTRUCTIVE[name]
+    response = viewer_client.post(route.url, route.post)
     assert response.status_code == 403
-    assert b"sessions_admin.delete_session" in response.content
+    assert f"sessions_admin.{route.permission}".encode() in response.content
     assert world.count("sessions") == 1 and (world.frames_root / "gone_1").is_dir()
 
 
 @pytest.mark.parametrize("name", sorted(DESTRUCTIVE))
 @STORE_DB
-def test_staff_with_the_delete_permission_may_delete(world, staff_client, name):
-    response = staff_client.post(DESTRUCTIVE[name].url, DESTRUCTIVE[name].post)
+def test_staff_with_the_delete_permission_may_delete(world, name):
+    route = DESTRUCTIVE[name]
+    response = staff_client_with(route.permission).post(route.url, route.post)
     assert response.status_code == 303
     assert DeletionAudit.objects.get().outcome == DeletionAudit.Outcome.OK
 
 
 @pytest.mark.parametrize("name", sorted(DESTRUCTIVE))
 @STORE_DB
-def test_read_only_mode_refuses_every_destructive_action_with_its_sentence(
-    world, staff_client, name
-):
+def test_read_only_mode_refuses_every_destructive_action_with_its_sentence(world, name):
     point_store_at(world.path, read_only=True)
-    response = staff_client.post(DESTRUCTIVE[name].url, DESTRUCTIVE[name].post, follow=True)
+    route = DESTRUCTIVE[name]
+    response = staff_client_with(route.permission).post(route.url, route.post, follow=True)
     assert READ_ONLY_SENTENCE in response.content.decode()
     assert world.count("sessions") == 1 and (world.frames_root / "gone_1").is_dir()
     assert DeletionAudit.objects.get().outcome == DeletionAudit.Outcome.REFUSED
@@ -207,6 +220,7 @@ def _admin_urls(audit_pk: int, user_pk: int) -> dict[str, str]:
         **_model_urls("sessions_admin/message", "1"),
         **_model_urls("sessions_admin/deletionaudit", str(audit_pk)),
         **_model_urls("sessions_admin/label", "1"),
+        **_model_urls("sessions_admin/erasure", "1"),
         **_model_urls("auth/user", str(user_pk)),
         **_model_urls("auth/group", "1"),
         # django-axes: failed logins and lockouts (deleting an attempt unlocks).

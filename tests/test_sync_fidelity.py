@@ -223,6 +223,7 @@ def test_verify_prints_each_drift_and_fails(store, var_dir):
     side = sidedb.connect()
     side.execute("UPDATE rollup_session SET messages = messages + 3 WHERE session_id = 'sess_2'")
     side.execute("UPDATE search_sessions SET principal_id = 'user:ghost' WHERE id = 'sess_5'")
+    side.execute("UPDATE rollup_principal SET calls = 7 WHERE principal = 'user:1'")
     side.close()
     out = io.StringIO()
     with pytest.raises(CommandError, match="drifted"):
@@ -230,6 +231,7 @@ def test_verify_prints_each_drift_and_fails(store, var_dir):
     text = out.getvalue()
     assert "'sess_2': rollups counts 8, store 5" in text
     assert "'sess_5': index holds" in text and "user:ghost" in text
+    assert "principals: 1 drifted" in text and "'user:1': totals (3, 15, 7," in text
 
 
 @STORE_DB

@@ -10,6 +10,8 @@ receiver sees every finished delete with its ``pk`` as the audit id.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from django.conf import settings
 from django.db import models
 
@@ -25,6 +27,7 @@ class DeletionAudit(models.Model):
         RETENTION = "retention", "Retention"
         ORPHAN_CHILDREN = "orphan_children", "Remove orphaned messages and state"
         ORPHAN_FRAMES = "orphan_frames", "Remove orphaned frame directories"
+        ERASE_PRINCIPAL = "erase_principal", "Erase a principal's data"
 
     class Outcome(models.TextChoices):
         RUNNING = "running", "Running"
@@ -65,3 +68,44 @@ class DeletionAudit(models.Model):
 
     def __str__(self) -> str:
         return f"{self.get_operation_display()} by {self.actor} ({self.get_outcome_display()})"
+
+
+def _named(target: object, ids: set[str]) -> list[str]:
+    listed = target.get("session_ids") if isinstance(target, dict) else None
+    if not isinstance(listed, list):
+        return []
+    return [sid for sid in listed if isinstance(sid, str) and sid in ids]
+
+
+def audits_naming(session_ids: Iterable[str]) -> int:
+    """How many audit rows list any of these session ids in their target."""
+    ids = set(session_ids)
+    if not ids:
+        return 0
+    rows = DeletionAudit.objects.only("id", "target").iterator(chunk_size=500)
+    return sum(1 for row in rows if _named(row.target, ids))
+
+
+def forget_session_ids(session_ids: Iterable[str], reason: str) -> int:
+    """Take these ids out of every audit row that lists them; returns the rows changed.
+
+    The row stays (who deleted what, when, and the counts): only the ids go,
+    replaced by how many were taken out and why (``reason``, e.g. "erasure 12").
+    Audit rows are few (one per delete, each listing at most a thousand ids),
+    and JSON containment has no portable index, so the rows are read in Python.
+    """
+    ids = set(session_ids)
+    if not ids:
+        return 0
+    changed = 0
+    for row in DeletionAudit.objects.only("id", "target").iterator(chunk_size=500):
+        named = set(_named(row.target, ids))
+        if not named:
+            continue
+        target = dict(row.target)
+        target["session_ids"] = [sid for sid in target["session_ids"] if sid not in named]
+        target["ids_erased"] = int(target.get("ids_erased", 0)) + len(named)
+        target["ids_erased_by"] = reason
+        DeletionAudit.objects.filter(pk=row.pk).update(target=target)
+        changed += 1
+    return changed

@@ -9,7 +9,9 @@ session, every tool call; minutes on ten million messages) and compares:
 * messages per session, in the search index and in the rollups;
 * tool calls: the same calls with the same tool, time and failure in
   ``rollup_call``, and every per-tool cell (hour and day, by target and
-  profile: calls and errors) equal to those calls added up.
+  profile: calls and errors) equal to those calls added up;
+* principals: each ``rollup_principal`` row equal to its per-day rows added
+  up, with the first and last activity of its sessions' rows.
 
 The runtime keeps writing while this reads, so only what the last pass could
 have seen is compared: messages up to its mark, and session rows whose digest
@@ -185,6 +187,36 @@ def _check_cells(side: sqlite3.Connection, verdict: Verdict) -> None:
         )
 
 
+_PRINCIPAL_TOTALS = """
+SELECT d.principal, d.sessions, d.messages, d.calls, d.errors, s.first, coalesce(s.last, -1)
+FROM (SELECT principal, sum(sessions) AS sessions, sum(messages) AS messages,
+             sum(calls) AS calls, sum(errors) AS errors
+      FROM rollup_principal_day GROUP BY principal) AS d
+LEFT JOIN (SELECT coalesce(principal, '') AS principal,
+             min(min(coalesce(first_ts, c), coalesce(c, first_ts))) AS first,
+             max(max(coalesce(last_ts, c), coalesce(c, last_ts))) AS last
+           FROM (SELECT *, CASE WHEN created_at >= 0 THEN created_at END AS c
+                 FROM rollup_session) GROUP BY 1) AS s ON s.principal = d.principal
+"""
+
+
+def _check_principals(side: sqlite3.Connection, verdict: Verdict) -> None:
+    """Every principal's totals row equals its per-day rows and its sessions' span."""
+    want = {row[0]: row[1:] for row in side.execute(_PRINCIPAL_TOTALS)}
+    for principal, *have in side.execute(
+        "SELECT principal, sessions, messages, calls, errors, first_ts, last_ts "
+        "FROM rollup_principal"
+    ):
+        expected = want.pop(principal, None)
+        if expected is None or tuple(have) != expected:
+            verdict.add(
+                "principals",
+                f"{principal!r}: totals {tuple(have)!r}, its rows add up to {expected!r}",
+            )
+    for principal, expected in want.items():
+        verdict.add("principals", f"{principal!r}: no totals row for {expected!r}")
+
+
 def verify(side: sqlite3.Connection | None = None) -> Verdict:
     """Compare the side database with the store as it is now.
 
@@ -207,4 +239,5 @@ def _verify(side: sqlite3.Connection) -> Verdict:
     settled = _check_sessions(side, verdict)
     _check_messages(side, settled, verdict)
     _check_calls(side, settled, verdict)
+    _check_principals(side, verdict)
     return verdict

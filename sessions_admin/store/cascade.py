@@ -79,6 +79,16 @@ class FramesReport:
     #: What the removed directories held besides regular files, by kind.
     others_removed: dict[str, int] = field(default_factory=dict)
 
+    def merge(self, other: FramesReport) -> None:
+        """Add another report's removals and refusals (one per worker) to this one."""
+        self.dirs_removed += other.dirs_removed
+        self.bytes_removed += other.bytes_removed
+        self.files_removed += other.files_removed
+        self.missing += other.missing
+        self.refused.extend(other.refused)
+        for kind, count in other.others_removed.items():
+            self.others_removed[kind] = self.others_removed.get(kind, 0) + count
+
     def describe_others(self) -> str:
         """``2 symlinks, 1 FIFO`` (unlinked, never followed); empty when none."""
         kinds = sorted(self.others_removed.items())

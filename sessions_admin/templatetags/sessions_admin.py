@@ -16,6 +16,7 @@ from django.utils import timezone
 from django.utils.safestring import SafeString
 
 from sessions_admin.humanize import duration, exact_time, file_size
+from sessions_admin.ids import principal_url
 from sessions_admin.ids import session_url as build_session_url
 from sessions_admin.markup import esc, linked_text, safe_html
 from sessions_admin.store.timeutil import from_epoch_ms
@@ -39,6 +40,19 @@ def principal_html(value: object) -> str:
 @register.filter
 def principal(value: object) -> SafeString:
     return safe_html(principal_html(value))  # escaped in principal_html
+
+
+def principal_link_html(value: object) -> str:
+    """A principal linking to its page; an odd or missing one shown as
+    :func:`principal_html` does, unlinked (no URL names a BLOB or undecodable text)."""
+    if isinstance(value, OddValue) or not isinstance(value, str) or value == "":
+        return principal_html(value)
+    return f'<a class="principal-link" href="{esc(principal_url(value))}">{esc(value)}</a>'
+
+
+@register.filter
+def principal_link(value: object) -> SafeString:
+    return safe_html(principal_link_html(value))  # escaped in principal_link_html
 
 
 @register.simple_tag

@@ -17,6 +17,7 @@ from urllib.parse import unquote, urlsplit
 
 from django.http import QueryDict
 
+from sessions_admin.ids import PRINCIPALS_PREFIX, QUERY_FORM_MARKER
 from sessions_admin.ourdata.index import search as index_search
 from sessions_admin.ourdata.review import labels
 from sessions_admin.ourdata.review.models import QUEUE_MAX_ITEMS
@@ -56,8 +57,10 @@ def sessions_of_source(raw: str, host: str) -> SourceSessions:
         walk = _search_sessions(query)
     elif path.startswith("/tools/") and len(path) > len("/tools/") and path.endswith("/"):
         walk = _tool_sessions(unquote(path[len("/tools/") : -1]), query)
-    elif path.startswith("/principals/") and len(path) > len("/principals/"):
-        principal = unquote(path[len("/principals/") :].removesuffix("/"))
+    elif path.startswith(PRINCIPALS_PREFIX) and len(path) > len(PRINCIPALS_PREFIX):
+        segment = path[len(PRINCIPALS_PREFIX) :].removesuffix("/")
+        # The principal page's own forms: the id percent-encoded, or ~/?id= for odd ones.
+        principal = query.get("id", "") if segment == QUERY_FORM_MARKER else unquote(segment)
         walk = _list_sessions(QueryDict(mutable=True), principal=principal)
     else:
         raise _bad(raw, "is not a list of sessions")

@@ -74,16 +74,24 @@ def raw_session_segment(request: HttpRequest) -> str | None:
     that settles which reading is meant. Django's development server and test
     client don't, and the store-backed guess below applies.
     """
+    found = raw_path_after(request, SESSIONS_PREFIX)
+    return None if found is None else found[0]
+
+
+def raw_path_after(request: HttpRequest, prefix: str) -> tuple[str, str] | None:
+    """The first segment after ``prefix`` in the undecoded path (decoded now, exactly),
+    and the rest of that path; None when the server does not pass the raw path on, or
+    the segment is the query form's marker (the id is then in ``?id=``)."""
     raw = request.META.get("RAW_URI") or request.META.get("REQUEST_URI")
     if not raw:
         return None
     path = urlsplit(raw).path
-    if not path.startswith(SESSIONS_PREFIX):
+    if not path.startswith(prefix):
         return None
-    segment = path[len(SESSIONS_PREFIX) :].split("/", 1)[0]
+    segment, _, rest = path[len(prefix) :].partition("/")
     if segment == QUERY_FORM_MARKER:
         return None
-    return unquote(segment)
+    return unquote(segment), rest
 
 
 @staff_view()

@@ -29,6 +29,7 @@ from sessions_admin.store.values import OddValue
 from sessions_admin.templatetags.sessions_admin import (
     odd_html,
     principal_html,
+    principal_link_html,
     relative_time_html,
     short_id,
 )
@@ -119,7 +120,7 @@ def _row(
             f'hx-target="this" hx-swap="afterend" title="Delete this session">Delete</a>'
         )
     turns = _turns(row.turn_count)
-    principal = principal_html(row.principal_id)
+    principal = principal_link_html(row.principal_id)
     return (
         f'<tr data-session-id="{session_id}">'
         f'<td><span class="id"><code title="{session_id}">{esc(short_id(row.id))}</code>'

@@ -197,7 +197,11 @@ class SearchIndex:
                 keys,
             )
             side.execute(f"DELETE FROM search_messages WHERE session IN ({marks})", keys)
-            side.execute(f"DELETE FROM search_session_text WHERE rowid IN ({marks})", keys)
+            # One rowid at a time: FTS5 answers "rowid IN (list)" with a scan of the whole
+            # table (0.76 s per 50 keys on 5,000 sessions) but "rowid = ?" with a seek.
+            side.executemany(
+                "DELETE FROM search_session_text WHERE rowid = ?", [(key,) for key in keys]
+            )
             side.execute(f"DELETE FROM search_sessions WHERE key IN ({marks})", keys)
 
     def finish_build(self, side: sqlite3.Connection) -> None:

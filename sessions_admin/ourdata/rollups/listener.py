@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from sessions_admin import clock
+from sessions_admin.ourdata.rollups import principals
 from sessions_admin.ourdata.rollups.schema import (
     DAY_MS,
     DDL,
@@ -82,6 +83,13 @@ class _Deltas:
         self.last: dict[tuple, int] = defaultdict(int)
         # Tool cells that lost a call: their max is looked up again afterwards.
         self.shrunk: set[tuple] = set()
+        # principal -> [first, last] activity seen; principals whose span may shrink.
+        self.spans: principals.Spans = {}
+        self.recheck: set[str] = set()
+
+    def spans_of(self, sessions: Iterable[_Session]) -> None:
+        for s in sessions:
+            principals.note_span(self.spans, s.principal, s.first_ts, s.last_ts, s.created_at)
 
     def messages_from_hours(self, sessions: dict[str, _Session]) -> None:
         """Activity and principal message counts from the batch's per-session-hour counts.
@@ -183,6 +191,7 @@ class RollupListener:
             if m.tool_name:
                 _take_call(calls, deltas, s, m)
         deltas.messages_from_hours(sessions)
+        deltas.spans_of(sessions.values())
         for s in sessions.values():
             if s.last_ts != s.stored_last:
                 deltas.last_active(s, s.stored_last, -1)
@@ -212,6 +221,7 @@ class RollupListener:
             s.created_at = row.created_at if row.created_at is not None else NO_TIME
             changed[row.id] = s
             deltas.session_created(s)
+        deltas.spans_of(changed.values())
         _write_sessions(side, changed)
         _apply(side, deltas)
 
@@ -232,6 +242,7 @@ class RollupListener:
                     deltas.activity[(grain, bucket_of(ts, ms), s.target, s.profile)][0] -= n
                 deltas.principal[(bucket_of(ts, DAY_MS), s.principal or "")][0] -= n
             for s in sessions.values():
+                deltas.recheck.add(principals.key_of(s.principal))
                 deltas.last_active(s, s.stored_last, -1)
                 if s.created_at is not None:
                     deltas.session_created(s, -1)
@@ -291,6 +302,8 @@ def _backfill(side: sqlite3.Connection, existing: set[str]) -> None:
                 f"SELECT {_floor_sql('last_ts', ms)}, target, profile, count(*) "
                 "FROM rollup_session WHERE last_ts IS NOT NULL GROUP BY 1, 2, 3"
             )
+    if "rollup_principal" not in existing:
+        principals.backfill(side)
     if "rollup_duration_all" not in existing:
         side.execute(
             "INSERT INTO rollup_duration_all (tool, band, n) SELECT tool, band, count(*) "
@@ -506,6 +519,7 @@ def _apply(side: sqlite3.Connection, d: _Deltas) -> None:
         "AND messages <= 0 AND sessions <= 0 AND calls <= 0",
         [key for key, cell in d.principal.items() if min(cell) < 0],
     )
+    principals.apply(side, d.principal, d.spans, d.recheck)
 
 
 def _apply_bands(side: sqlite3.Connection, bands: dict[tuple, int]) -> None:

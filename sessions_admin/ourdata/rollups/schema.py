@@ -15,6 +15,9 @@ only in the ``all`` window (a call's ``ts`` is then stored as ``NO_TIME``, which
   x profile;
 * ``rollup_principal_day``: messages, sessions created, calls and errors
   per day x principal;
+* ``rollup_principal``: the same summed over all time per principal, with
+  its folded text and first and last activity (the ``/principals/`` list,
+  kept by :mod:`.principals`);
 * ``rollup_duration_hour`` / ``_day`` / ``_all``: calls per tool and
   duration band (about 5 % wide), per hour, per day and over all time;
 * ``rollup_last_hour`` / ``rollup_last_day``: sessions per bucket of their
@@ -67,6 +70,7 @@ TABLES = (
     "rollup_activity_hour",
     "rollup_activity_day",
     "rollup_principal_day",
+    "rollup_principal",
     "rollup_session",
     "rollup_session_hour",
     "rollup_duration_hour",
@@ -141,6 +145,15 @@ CREATE TABLE IF NOT EXISTS rollup_principal_day (
   calls INTEGER NOT NULL, errors INTEGER NOT NULL,
   PRIMARY KEY (bucket, principal)
 ) WITHOUT ROWID;
+-- One row per principal ("" for none), newest activity first through the index.
+-- first_ts may be NULL and last_ts NO_TIME when no time is readable.
+CREATE TABLE IF NOT EXISTS rollup_principal (
+  principal TEXT PRIMARY KEY, fold TEXT NOT NULL,
+  sessions INTEGER NOT NULL, messages INTEGER NOT NULL,
+  calls INTEGER NOT NULL, errors INTEGER NOT NULL,
+  first_ts INTEGER, last_ts INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS rollup_principal_last ON rollup_principal (last_ts, principal);
 CREATE TABLE IF NOT EXISTS rollup_session (
   session_id TEXT PRIMARY KEY,
   target TEXT NOT NULL, profile TEXT NOT NULL, principal TEXT,
@@ -150,6 +163,9 @@ CREATE TABLE IF NOT EXISTS rollup_session (
 );
 -- Sessions active in a window, by target and profile (a covering index).
 CREATE INDEX IF NOT EXISTS rollup_session_last ON rollup_session (last_ts, target, profile);
+-- A principal's sessions, to read its first and last activity again after a forget
+-- (on principal alone: upserts of first_ts / last_ts never touch it).
+CREATE INDEX IF NOT EXISTS rollup_session_principal ON rollup_session (principal);
 CREATE TABLE IF NOT EXISTS rollup_session_hour (
   session_id TEXT NOT NULL, bucket INTEGER NOT NULL, messages INTEGER NOT NULL,
   PRIMARY KEY (session_id, bucket)

@@ -1,0 +1,116 @@
+"""The erasure receipt: proof that one principal's data was erased, kept when the data is gone.
+
+Ours, in Django's own database (never the runtime's store), written by
+:func:`sessions_admin.deletion.erasure.erase_principal` and shown read-only in
+the admin beside the deletion audit. A receipt names the principal and counts
+what went per kind, but never lists the erased session ids: it keeps their
+SHA-256 (:func:`ids_digest`), so whoever holds the ids can check them against
+it. The JSON form (:meth:`Erasure.as_json`) is described by
+``docs/erasure-receipt.schema.json``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from typing import Any
+
+from django.conf import settings
+from django.db import models
+
+from sessions_admin.ourdata.storename import STORE_NAME_CHARS, current_store
+
+#: The kinds a receipt counts and verifies, in the order pages show them.
+KINDS = (
+    ("sessions", "sessions"),
+    ("messages", "messages"),
+    ("state_rows", "state rows"),
+    ("frame_dirs", "frame directories"),
+    ("index_entries", "index entries"),
+    ("rollup_rows", "rollup rows"),
+    ("our_records", "our records"),
+)
+
+
+def id_text(session_id: str | bytes) -> str:
+    """A session id as the digest reads it: text as is, a BLOB as ``x'<hex>'``."""
+    if isinstance(session_id, bytes):
+        return f"x'{session_id.hex()}'"
+    return str(session_id)
+
+
+def ids_digest(session_ids: Iterable[str | bytes]) -> str:
+    """SHA-256 (hex) of the sorted ids (:func:`id_text`) joined by ``"\\n"``, UTF-8."""
+    texts = sorted(id_text(sid) for sid in session_ids)
+    data = "\n".join(texts).encode("utf-8", "surrogatepass")
+    return hashlib.sha256(data).hexdigest()
+
+
+class Erasure(models.Model):
+    class Status(models.TextChoices):
+        RUNNING = "running", "Running"
+        OK = "ok", "Done"
+        PARTIAL = "partial", "Partly done"
+        REFUSED = "refused", "Refused"
+
+    #: The store erased from (issue 20's point 7: several hosts may share this database).
+    store_name = models.CharField(max_length=STORE_NAME_CHARS, default=current_store)
+    started_at = models.DateTimeField(db_index=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    actor = models.CharField(max_length=200, help_text="username, or the command that ran")
+    principal = models.TextField()
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.RUNNING)
+    sessions = models.PositiveBigIntegerField(default=0)
+    messages = models.PositiveBigIntegerField(default=0)
+    state_rows = models.PositiveBigIntegerField(default=0)
+    frame_dirs = models.PositiveBigIntegerField(default=0)
+    frame_bytes = models.PositiveBigIntegerField(default=0)
+    index_entries = models.PositiveBigIntegerField(default=0)
+    rollup_rows = models.PositiveBigIntegerField(default=0)
+    our_records = models.PositiveBigIntegerField(default=0)
+    #: What the verification found left, per kind of :data:`KINDS` (0: none left).
+    verification = models.JSONField(default=dict)
+    #: Sessions of the principal the store holds after the erasure (made meanwhile).
+    appeared = models.PositiveIntegerField(default=0)
+    ids_sha256 = models.CharField(max_length=64, blank=True)
+    detail = models.TextField(blank=True)
+    #: Ids whose frames directory could not be removed: the next run tries them again.
+    pending_frames = models.JSONField(default=list, blank=True)
+    audit_id = models.PositiveBigIntegerField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-started_at", "-id"]
+        default_permissions = ("view",)
+        permissions = [("erase_principal", "Can erase a principal's data")]
+
+    def __str__(self) -> str:
+        return f"Erasure of {self.principal!r} by {self.actor} ({self.get_status_display()})"
+
+    def counts(self) -> dict[str, int]:
+        return {kind: getattr(self, kind) for kind, _ in KINDS}
+
+    def as_json(self) -> dict[str, Any]:
+        """The receipt to attach to a ticket (``docs/erasure-receipt.schema.json``)."""
+        return {
+            "receipt": self.pk,
+            "principal": self.principal,
+            "status": self.status,
+            "by": self.actor,
+            "started_at": _utc(self.started_at),
+            "finished_at": _utc(self.finished_at),
+            "erased": {**self.counts(), "frame_bytes": self.frame_bytes},
+            "verification": {kind: int(self.verification.get(kind, 0)) for kind, _ in KINDS},
+            "appeared_during_erasure": self.appeared,
+            "session_ids_sha256": self.ids_sha256,
+            "detail": self.detail,
+        }
+
+
+def _utc(moment: datetime | None) -> str | None:
+    if moment is None:
+        return None
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")

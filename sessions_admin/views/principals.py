@@ -1,0 +1,211 @@
+"""``/principals/``: every principal; one principal's page; erasing it; the receipt.
+
+* ``/principals/`` reads the side index's per-principal totals only
+  (:mod:`sessions_admin.ourdata.principals`), never the store: keyset pages,
+  newest activity first, ``?q=`` a substring under the one case folding.
+* ``/principals/<id>/`` (the id percent-encoded as session ids are, or
+  ``/principals/~/?id=``): exact counts from the store, the tools used, the
+  sessions elsewhere that mention the id, the erase form, earlier receipts.
+* ``POST /principals/<id>/erase/`` with ``confirm`` = the phrase the page
+  showed, checked against the count now (:mod:`sessions_admin.deletion.erasure`);
+  303 to the receipt.
+* ``/principals/erasures/<n>/``: the receipt to print, ``?format=json`` to attach.
+
+Which page a path means: behind gunicorn the raw path settles it (its first
+segment is the id). Otherwise the method does: the erase action only takes
+POST and the page only GET, so a POST whose decoded path ends in ``/erase``
+is the action and a GET is the page of the whole path.
+"""
+
+from __future__ import annotations
+
+import time
+from urllib.parse import urlencode
+
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django.views.decorators.vary import vary_on_headers
+
+from sessions_admin.access import ERASE_PRINCIPAL, staff_view
+from sessions_admin.deletion import Actor
+from sessions_admin.deletion.erasure import StalePhrase, erase_principal, erasure_phrase
+from sessions_admin.ids import PRINCIPALS_PREFIX, QUERY_FORM_MARKER, principal_url
+from sessions_admin.ourdata.audit import audits_naming
+from sessions_admin.ourdata.erasures import KINDS, Erasure
+from sessions_admin.ourdata.index.search import SearchQuery, search
+from sessions_admin.ourdata.principals import principal_list as read_principals
+from sessions_admin.ourdata.storename import current_store
+from sessions_admin.params import BadParameter, choice, quoted, text
+from sessions_admin.store.connection import is_read_only
+from sessions_admin.store.principals import footprint, tools_of
+from sessions_admin.views.responses import HttpResponseSeeOther
+from sessions_admin.views.routing import raw_path_after
+
+LIST_TEMPLATE = "sessions_admin/principals.html"
+PAGE_TEMPLATE = "sessions_admin/principal.html"
+RECEIPT_TEMPLATE = "sessions_admin/erasure.html"
+#: How long the page looks for other sessions that mention the principal.
+MENTIONS_BUDGET_S = 1.0
+MENTIONS_PAGES = 10
+
+
+# --- The list -----------------------------------------------------------------------
+
+
+def _cursor(raw: str | None) -> tuple[int, str] | None:
+    """``<last activity ms>:<principal>``, as the previous page's "more" link wrote it."""
+    if raw is None:
+        return None
+    number, sep, principal = raw.partition(":")
+    try:
+        last = int(number)
+    except ValueError:
+        last = None
+    if not sep or last is None or not -(2**63) <= last < 2**63:
+        raise BadParameter(f"cursor: {quoted(raw)} is not a position in this list.", name="cursor")
+    return last, principal
+
+
+@require_GET
+@vary_on_headers("HX-Request")
+@staff_view()
+def principal_list(request: HttpRequest) -> HttpResponse:
+    q = text(request.GET, "q")
+    cursor = _cursor(request.GET.get("cursor"))
+    started = time.perf_counter()
+    page = read_principals(q, cursor)
+    next_url = None
+    if page.next_cursor is not None:
+        query = {"cursor": f"{page.next_cursor[0]}:{page.next_cursor[1]}"}
+        if q:
+            query["q"] = q
+        next_url = f"{reverse('principals')}?{urlencode(query)}"
+    context = {
+        "q": q or "",
+        "page": page,
+        "rows": page.rows,
+        "next_url": next_url,
+        "first_page": cursor is None,
+        "elapsed_ms": (time.perf_counter() - started) * 1000,
+    }
+    template = f"{LIST_TEMPLATE}#rows" if request.htmx and cursor is not None else LIST_TEMPLATE
+    if request.htmx and cursor is None:
+        template = f"{LIST_TEMPLATE}#results"
+    return render(request, template, context)
+
+
+# --- One principal ------------------------------------------------------------------
+
+
+def read_principal_path(request: HttpRequest, rest: str) -> tuple[str, str]:
+    """(principal, ``""`` for its page or ``"erase"``) from the path after /principals/."""
+    query_id = request.GET.get("id")
+    if query_id is not None and rest in (QUERY_FORM_MARKER, f"{QUERY_FORM_MARKER}/erase"):
+        return query_id, "erase" if rest.endswith("/erase") else ""
+    raw = raw_path_after(request, PRINCIPALS_PREFIX)
+    if raw is not None:
+        principal, after = raw
+        if after not in ("", "erase/"):
+            raise Http404("No such page of a principal.")
+        return principal, "erase" if after else ""
+    if request.method == "POST" and rest.endswith("/erase"):
+        return rest[: -len("/erase")], "erase"
+    return rest, ""
+
+
+@require_http_methods(["GET", "HEAD", "POST"])
+@staff_view()
+def principal_dispatch(request: HttpRequest, rest: str) -> HttpResponse:
+    principal, action = read_principal_path(request, rest)
+    if action == "erase":
+        return erase(request, principal)
+    return principal_page(request, principal)
+
+
+def _mentions(principal: str) -> tuple[int, bool]:
+    """Other principals' sessions whose messages contain the id: (how many, more may exist)."""
+    others: set[str] = set()
+    before = None
+    deadline = time.monotonic() + MENTIONS_BUDGET_S
+    for _ in range(MENTIONS_PAGES):
+        page = search(SearchQuery(q=principal, before_id=before))
+        others.update(
+            group.session_id
+            for group in page.groups
+            if group.session is None or group.session.principal_id != principal
+        )
+        if page.next_before_id is None:
+            return len(others), False
+        before = page.next_before_id
+        if time.monotonic() > deadline:
+            break
+    return len(others), True
+
+
+def _page_context(request: HttpRequest, principal: str) -> dict:
+    found = footprint(principal)
+    mentioned, more = _mentions(principal) if principal.strip() else (0, False)
+    texts = [sid for sid in found.session_ids if isinstance(sid, str)]
+    return {
+        "principal": principal,
+        "found": found,
+        "records": audits_naming(texts),
+        "tools": tools_of(found.session_ids),
+        "sessions_url": f"{reverse('sessions')}?{urlencode({'principal': principal})}",
+        "search_url": f"{reverse('search')}?{urlencode({'q': principal})}",
+        "mentioned": mentioned,
+        "mentioned_more": more,
+        "phrase": erasure_phrase(principal, found.counts.sessions),
+        "erase_url": principal_url(principal, "erase"),
+        "can_erase": request.user.has_perm(ERASE_PRINCIPAL) and principal != "",
+        "read_only": is_read_only(),
+        "receipts": Erasure.objects.filter(principal=principal, store_name=current_store())[:20],
+    }
+
+
+@require_http_methods(["GET", "HEAD"])
+@staff_view()
+def principal_page(request: HttpRequest, principal: str) -> HttpResponse:
+    return render(request, PAGE_TEMPLATE, _page_context(request, principal))
+
+
+@require_POST
+@staff_view(ERASE_PRINCIPAL)
+def erase(request: HttpRequest, principal: str) -> HttpResponse:
+    if principal == "":
+        raise BadParameter("id: the empty principal names no person to erase.", name="id")
+    confirm = request.POST.get("confirm", "")
+    try:
+        receipt = erase_principal(principal, actor=Actor.of(request.user), confirm=confirm)
+    except StalePhrase as refused:
+        context = {**_page_context(request, principal), "refusal": refused.message}
+        return render(request, PAGE_TEMPLATE, context, status=400)
+    return HttpResponseSeeOther(reverse("erasure", args=[receipt.pk]))
+
+
+# --- The receipt --------------------------------------------------------------------
+
+
+@require_GET
+@staff_view(needs_store=False)
+def erasure_receipt(request: HttpRequest, pk: int) -> HttpResponse:
+    """Kept when the data is gone: it reads only our own database, never the store."""
+    receipt = get_object_or_404(Erasure, pk=pk, store_name=current_store())
+    if choice(request.GET, "format", ("html", "json"), default="html") == "json":
+        response = JsonResponse(receipt.as_json(), json_dumps_params={"indent": 2})
+        response["Content-Disposition"] = f'inline; filename="erasure-{receipt.pk}.json"'
+        return response
+    kinds = [
+        (label, receipt.counts()[kind], int(receipt.verification.get(kind, 0)))
+        for kind, label in KINDS
+    ]
+    context = {
+        "receipt": receipt,
+        "kinds": kinds,
+        "verified": bool(receipt.verification),
+        "principal_url": principal_url(receipt.principal),
+        "json_url": f"{reverse('erasure', args=[receipt.pk])}?format=json",
+    }
+    return render(request, RECEIPT_TEMPLATE, context)
