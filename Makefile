@@ -8,7 +8,7 @@ PY := $(VENV)/bin/python
 ENV := DJANGO_SECRET_KEY="$${DJANGO_SECRET_KEY:-$$(cat var/secret_key)}" AGENTS_HOST_HOME="$(abspath $(HOST_HOME))"
 MANAGE := $(ENV) $(PY) manage.py
 
-.PHONY: run serve setup setup-dev venv venv-dev demo migrate staff test test-fast browser-deps lint bench clean
+.PHONY: run serve setup setup-dev venv venv-dev demo migrate staff test test-fast browser-deps lint bench screens clean
 
 # Both serve at once: scripts/serve-with-sync runs `sync_index --follow` beside the
 # server (the first build in the background, the pages say how far it is) and
@@ -83,6 +83,9 @@ lint: setup-dev
 
 bench: setup-dev ## Benchmarks on a generated 500k-session store (takes a while)
 	$(PY) bench/run.py
+
+screens: setup-dev browser-deps ## docs/screens/: every screen at 1440 and 390 px, on a fresh demo store in a temp dir
+	$(PY) scripts/screens.py
 
 clean:
 	rm -rf $(VENV) var/staticfiles .pytest_cache

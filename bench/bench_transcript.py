@@ -4,7 +4,9 @@
 Measures, through the Django test client (server time: URL routing, access
 checks, queries, template rendering), on ``sess_big`` (50,000 messages):
 
-* the session page's first render (target: median under 50 ms);
+* the session page's first render, the outline of its tool calls included
+  (target: median under 25 ms), and the outline's own share (the store's
+  read and the geometry, without the page);
 * further pages by keyset cursor at random depths, as the "Load more" htmx
   fragment and as a full page (target: under 30 ms);
 * the last page ("Jump to end"), a permalink deep in the session, the lazy
@@ -50,8 +52,16 @@ def main() -> None:
 
     home = bench_home()
     setup_django(home)
+    from django.conf import settings
+
     from sessions_admin.ids import session_url
+    from sessions_admin.store import transcript
     from sessions_admin.store.connection import run_sql
+    from sessions_admin.views.transcript_items import tool_outline
+
+    def outline(session_id: str) -> None:
+        rows = transcript.tool_outline(session_id)
+        tool_outline(session_id, rows, set(), settings.SLOW_TOOL_CALL_MS)
 
     client = staff_client()
     rng = random.Random(args.seed)
@@ -92,7 +102,12 @@ def main() -> None:
             ]
         )
 
-    measure("first render, sess_big (50,000 messages)", lambda: get(session_url(BIG)), 50)
+    measure(
+        "first render, sess_big (50,000 messages, outline included)",
+        lambda: get(session_url(BIG)),
+        25,
+    )
+    measure("  of which the outline (read + geometry, no request)", lambda: outline(BIG))
     measure(
         "next page, htmx Load more (random depth)",
         lambda: get(session_url(BIG, after=next(cursor_iter)), htmx=True),

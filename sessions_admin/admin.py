@@ -115,7 +115,8 @@ class TargetFilter(ChoiceFilter):
 
     def choices_for(self, request: HttpRequest) -> list[str]:
         targets = queries.distinct_targets()
-        return [t for t in targets if isinstance(t, str) and len(t) <= SHORT_TEXT_CHARS]
+        # Not "": an empty parameter filters nothing, and its link would have no name.
+        return [t for t in targets if isinstance(t, str) and 0 < len(t) <= SHORT_TEXT_CHARS]
 
 
 class ProfileFilter(ChoiceFilter):
@@ -393,6 +394,7 @@ class SessionAdmin(ReadOnlyStoreAdmin):
         context.update(
             counts=counts,
             phrase=clear_all_phrase(counts.sessions),
+            plain_phrase=clear_all_phrase(counts.sessions, separators=False),
             error=error,
             typed=request.POST.get("phrase", "") if error else "",
         )
@@ -460,16 +462,18 @@ class SessionAdmin(ReadOnlyStoreAdmin):
 STEP_SECONDS = 1.0
 
 
-def clear_all_phrase(sessions: int) -> str:
-    return f"delete {sessions:,} session{'s' if sessions != 1 else ''}"
+def clear_all_phrase(sessions: int, *, separators: bool = True) -> str:
+    """The phrase that confirms clearing ``sessions``; with ``separators`` the number
+    is written as the page shows it ("2,000"), without as a person may type it."""
+    number = f"{sessions:,}" if separators else str(sessions)
+    return f"delete {number} session{'s' if sessions != 1 else ''}"
 
 
 def confirms_clear_all(typed: str, sessions: int) -> bool:
     """Whether ``typed`` is the phrase for ``sessions``, the number written with or
     without its thousands separators ("delete 2000 sessions" is the same intent;
     any other number, word or separator still refuses)."""
-    plain = f"delete {sessions} session{'s' if sessions != 1 else ''}"
-    return typed in (clear_all_phrase(sessions), plain)
+    return typed in (clear_all_phrase(sessions), clear_all_phrase(sessions, separators=False))
 
 
 def _int(value: str | None) -> int | None:
@@ -515,7 +519,8 @@ class MessageAdmin(ReadOnlyStoreAdmin):
         session_id = as_id(obj.session_id)
         if isinstance(session_id, OddValue):  # a NULL or BLOB id: no URL names it
             return session_id
-        return format_html('<a href="{}">{}</a>', session_url(session_id), short_id(session_id))
+        shown = short_id(session_id) or "(empty id)"  # a link needs a name to be followed
+        return format_html('<a href="{}">{}</a>', session_url(session_id), shown)
 
     def get_queryset(self, request: HttpRequest) -> QuerySet:
         # Only heads of the text columns leave SQLite (store.cliptext); the

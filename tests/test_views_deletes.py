@@ -32,7 +32,7 @@ def test_it_shows_a_confirmation_page_with_the_counts(store, staff_client):
     response = staff_client.get(session_url(sid, "delete"))
     assert response.status_code == 200
     html = response.content.decode()
-    assert "<dialog" not in html and "<html" in html
+    assert "delete-dialog" not in html and "<html" in html
     assert "<strong>3</strong> messages" in html and "<strong>2</strong> state rows" in html
     assert "No activity frames directory" in html
 
@@ -193,7 +193,8 @@ def test_the_list_rows_carry_a_delete_control_only_for_users_who_may_delete(
     sid = a_session(store)
     html = staff_client.get("/sessions/").content.decode()
     assert f'href="{session_url(sid, "delete", **{"from": "list"})}"' in html
-    assert 'hx-target="this" hx-swap="afterend"' in html
+    # In the row's menu; the dialog lands in the row's last cell.
+    assert 'hx-target="closest td" hx-swap="beforeend"' in html
     assert session_url(sid, "delete") not in viewer_client.get("/sessions/").content.decode()
 
 

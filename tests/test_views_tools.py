@@ -16,7 +16,7 @@ from tests.conftest import STORE_DB
 
 def main(html: str) -> str:
     """The page's content without its clock-dependent times."""
-    body = html[html.index("<main>") : html.index("</main>")]
+    body = html[html.index("<main") : html.index("</main>")]
     return re.sub(r"<time.*?</time>", "", body)
 
 
@@ -41,7 +41,8 @@ def test_the_tools_page_lists_every_tool_with_its_figures(synced, staff_client):
 @STORE_DB
 def test_the_window_and_filters_stay_in_shareable_urls(synced, staff_client):
     html = staff_client.get("/tools/?window=7d&target=ops.pager").content.decode()
-    windows = [h for h in hrefs(html) if "window=" in h and h.startswith("?")]
+    # The sort links keep the window too; these are the window links.
+    windows = [h for h in hrefs(html) if "window=" in h and h.startswith("?") and "sort=" not in h]
     assert sorted(parse_qs(urlsplit(h).query)["window"][0] for h in windows) == [
         "24h",
         "30d",

@@ -32,6 +32,28 @@ MAX_EPOCH_MS = int((datetime(9999, 12, 30, tzinfo=UTC).timestamp()) * 1000)
 MIN_INT64, MAX_INT64 = -(2**63), 2**63 - 1
 
 
+class Fields:
+    """A row whose fields a Django template reads by subscript, without an exception.
+
+    Django's template lookup of ``item.name`` tries ``item["name"]`` first and
+    falls back to ``getattr`` after catching the error; on a plain dataclass
+    that error is raised for every lookup. On the transcript's 100 messages
+    (some 3,000 lookups) answering the subscript saves about 14 % of the
+    messages' template time (16.96 -> 14.62 ms median CPU, 40 interleaved
+    renders on the loaded shared machine, 2026-12-01).
+    """
+
+    __slots__ = ()
+    #: Not a sequence: without this, ``iter()`` would walk ``__getitem__`` with 0, 1, ...
+    __iter__ = None
+
+    def __getitem__(self, name: str) -> object:
+        try:
+            return getattr(self, name)
+        except (AttributeError, TypeError):
+            raise KeyError(name) from None
+
+
 class OddValue(str):
     """Text describing a value that cannot be shown as its column intends."""
 

@@ -67,6 +67,8 @@ def _shown(text: str) -> str:
 def _target(target: str, list_url: str) -> str:
     if isinstance(target, OddValue):  # no filter can name a BLOB target
         return odd_html(target)
+    if target == "":  # nor an empty one: an empty parameter is no filter
+        return '<span class="mark">(empty)</span>'
     return f'<a href="{list_url}?target={esc(quote(target, safe=""))}">{esc(target)}</a>'
 
 
@@ -76,6 +78,35 @@ def _turns(turns: int | str | None) -> str:
     if isinstance(turns, OddValue):
         return odd_html(turns)
     return str(turns)
+
+
+def _actions(row: SessionRow, page: str, can_delete: bool) -> str:
+    """The row's menu: open the session, and (with the permission) delete it."""
+    short = esc(short_id(row.id))
+    delete = ""
+    if can_delete:
+        url = esc(session_url(row.id, "delete", **{"from": "list"}))
+        # The dialog lands at the end of this cell, outside the menu (which closes),
+        # so its form can still target "closest tr".
+        delete = (
+            f'<a class="danger-item" href="{url}" hx-get="{url}" hx-target="closest td" '
+            f'hx-swap="beforeend">Delete</a>'
+        )
+    return (
+        '<details class="menu row-menu"><summary class="button small" '
+        f'aria-label="Actions for session {short}" title="Actions">⋯</summary>'
+        f'<div class="menu-items"><a href="{page}">Open</a>{delete}</div></details>'
+    )
+
+
+def _failed(failed: int) -> str:
+    if not failed:
+        return ""
+    calls = "call" if failed == 1 else "calls"
+    return (
+        ' <span class="failed-calls" title="tool calls that reported a failure">'
+        f"{failed:,} failed {calls}</span>"
+    )
 
 
 def _review_marks(mark: Any) -> str:
@@ -104,21 +135,14 @@ def _row(
     can_delete: bool,
     now: datetime,
     tz: tzinfo,
+    failed: int = 0,
     mark: Any = None,
 ) -> str:
     if not row.linkable:
         return _unlinkable_row(row, now, tz)
     page = esc(session_url(row.id))
     session_id = esc(row.id)
-    actions = ""
-    if can_delete:
-        delete = esc(session_url(row.id, "delete", **{"from": "list"}))
-        # The dialog is inserted right after the link, inside this row, so its
-        # form can target "closest tr".
-        actions = (
-            f'<a class="button small danger-outline" href="{delete}" hx-get="{delete}" '
-            f'hx-target="this" hx-swap="afterend" title="Delete this session">Delete</a>'
-        )
+    actions = _actions(row, page, can_delete)
     turns = _turns(row.turn_count)
     principal = principal_link_html(row.principal_id)
     return (
@@ -126,7 +150,7 @@ def _row(
         f'<td><span class="id"><code title="{session_id}">{esc(short_id(row.id))}</code>'
         f'<button type="button" class="copy" data-copy="{session_id}" '
         f'aria-label="Copy id {session_id}">copy</button></span></td>'
-        f'<td class="title"><a href="{page}">{_title(row.title)}</a>{_review_marks(mark)}</td>'
+        f'<td class="title"><a href="{page}">{_title(row.title)}</a>{_failed(failed)}{_review_marks(mark)}</td>'
         f"<td>{_target(row.target_key, list_url)}</td>"
         f"<td>{_shown(row.profile_key)}</td>"
         f'<td class="principal">{principal}</td>'
@@ -139,15 +163,28 @@ def _row(
 
 
 def render_session_rows(
-    rows: list[SessionRow], *, can_delete: bool, marks: Mapping[str, Any] | None = None
+    rows: list[SessionRow],
+    *,
+    can_delete: bool,
+    failed: dict[str, int] | None = None,
+    marks: Mapping[str, Any] | None = None,
 ) -> SafeString:
-    """The rows; ``marks`` (by session id) adds each row's labels, notes and verdict."""
+    """The rows; ``failed`` holds the failed tool calls of the sessions that had any,
+    ``marks`` (by session id) each row's labels, notes and verdict."""
     list_url = reverse("sessions")
     now, tz = timezone.now(), timezone.get_current_timezone()
-    marks = marks or {}
+    failed, marks = failed or {}, marks or {}
     return safe_html(
         "".join(
-            _row(row, list_url, can_delete, now, tz, marks.get(row.id) if row.linkable else None)
+            _row(
+                row,
+                list_url,
+                can_delete,
+                now,
+                tz,
+                failed.get(row.id, 0),
+                marks.get(row.id) if row.linkable else None,
+            )
             for row in rows
         )
     )

@@ -12,9 +12,11 @@ from django.views.decorators.vary import vary_on_headers
 from sessions_admin.access import DELETE_SESSIONS, staff_view
 from sessions_admin.ids import looks_like_session_id, session_url
 from sessions_admin.logs import log_time_limit_stop
+from sessions_admin.ourdata import sidedb
 from sessions_admin.ourdata.index import sessions as index_sessions
 from sessions_admin.ourdata.review import labels
 from sessions_admin.ourdata.review.models import Label
+from sessions_admin.ourdata.rollups import calls, figures
 from sessions_admin.store import queries
 from sessions_admin.store.cliptext import SHORT_TEXT_CHARS
 from sessions_admin.store.connection import is_read_only
@@ -96,6 +98,16 @@ def index_page(
     return None
 
 
+def failed_calls(session_ids: list[str]) -> dict[str, int]:
+    """Failed tool calls per session from the rollups; none shown while they are not built
+    (or the side database is damaged: the list itself comes from the store)."""
+    try:
+        with figures.reading() as side:
+            return calls.failed_by_session(side, session_ids)
+    except (figures.NotComputed, *sidedb.errors()):
+        return {}
+
+
 @require_safe
 @vary_on_headers("HX-Request")
 @staff_view()
@@ -141,6 +153,7 @@ def session_list(request: HttpRequest) -> HttpResponse:
             page.rows,
             can_delete=request.user.has_perm(DELETE_SESSIONS) and not is_read_only(),
             marks=review_labels.row_marks(page.rows),
+            failed=failed_calls([row.id for row in page.rows if row.linkable]),
         ),
         "labels": review_labels.label_choices(),
         "label": label,

@@ -19,7 +19,7 @@ from django.views.decorators.vary import vary_on_headers
 
 from sessions_admin import clock, params, sqlhelpers
 from sessions_admin.access import staff_view
-from sessions_admin.ourdata.rollups import calls, figures
+from sessions_admin.ourdata.rollups import calls, errors, figures
 from sessions_admin.ourdata.rollups.figures import Scope, parse_window
 from sessions_admin.store.queries import parse_datetime_param
 from sessions_admin.views.figures import (
@@ -48,17 +48,23 @@ def _scope(query: Any) -> Scope:
 def tool_list(request: HttpRequest) -> HttpResponse:
     window = parse_window(request.GET.get("window"), clock.now_ms())
     scope = _scope(request.GET)
+    sort = _sort_key(request.GET.get("sort"))
     kept = {k: v for k, v in (("target", scope.target), ("profile", scope.profile)) if v}
     context: dict[str, Any] = {
         "window": window,
         "scope": scope,
-        "windows": window_links(window, kept),
+        # The window links keep the sort; the sort links keep the window.
+        "windows": window_links(
+            window, {**kept, **({"sort": sort} if sort != DEFAULT_SORT else {})}
+        ),
+        "sort": sort,
+        "sort_links": sort_links(sort, {**kept, "window": window.key}),
     }
     try:
         with figures.reading() as side:
             context.update(sync_context(side))
             if not context["not_computed"]:
-                context.update(_tool_rows(side, window, scope, kept))
+                context.update(_tool_rows(side, window, scope, kept, sort))
     except figures.NotComputed:
         context["not_computed"] = True
     template = "sessions_admin/tools.html"
@@ -67,12 +73,79 @@ def tool_list(request: HttpRequest) -> HttpResponse:
     return render(request, template, context)
 
 
-def _tool_rows(side, window, scope: Scope, kept: dict[str, str]) -> dict[str, Any]:
-    rows = figures.tool_rows(side, window, scope)
+#: The tools table's columns by ``?sort=`` key: (heading, the row's value, numbers first high).
+SORT_COLUMNS: dict[str, tuple[str, str, bool]] = {
+    "tool": ("tool", "tool", False),
+    "calls": ("calls", "calls", True),
+    "errors": ("errors", "errors", True),
+    "share": ("error share", "error_share", True),
+    "p50": ("p50", "p50_ms", True),
+    "p95": ("p95", "p95_ms", True),
+    "max": ("max", "max_ms", True),
+}
+DEFAULT_SORT = "-calls"
+
+#: Error shares shaded by size: (upper bound, CSS class), the last band open-ended.
+SHARE_BANDS = ((0.0, "share-0"), (0.01, "share-1"), (0.05, "share-5"), (0.15, "share-15"))
+
+
+def share_class(share: float) -> str:
+    """The shade of an error share: none, under 1 %, under 5 %, under 15 %, 15 % or more."""
+    if share <= 0:
+        return "share-0"
+    for bound, css in SHARE_BANDS[1:]:
+        if share < bound:
+            return css
+    return "share-high"
+
+
+def _sort_key(raw: str | None) -> str:
+    choices = [prefix + key for key in SORT_COLUMNS for prefix in ("", "-")]
+    return params.choice({"sort": raw or ""}, "sort", choices, DEFAULT_SORT) or DEFAULT_SORT
+
+
+def sort_rows(rows: list, sort: str) -> list:
+    """Rows ordered by one column, ties by tool name; an empty figure (no timed call) last."""
+    key = sort.removeprefix("-")
+    attribute = SORT_COLUMNS[key][1]
+    present = [r for r in rows if getattr(r, attribute) is not None]
+    missing = [r for r in rows if getattr(r, attribute) is None]
+    present.sort(key=lambda r: r.tool)
+    present.sort(key=lambda r: getattr(r, attribute), reverse=sort.startswith("-"))
+    return present + sorted(missing, key=lambda r: r.tool)
+
+
+def sort_links(sort: str, kept: dict[str, str]) -> list[dict[str, str]]:
+    """The table's headings, each a link to the table sorted by it (again: the other way)."""
+    links = []
+    for key, (label, _, high_first) in SORT_COLUMNS.items():
+        natural = f"-{key}" if high_first else key
+        current = sort.removeprefix("-") == key
+        if current:
+            target = key if sort.startswith("-") else f"-{key}"
+            state = "descending" if sort.startswith("-") else "ascending"
+        else:
+            target, state = natural, ""
+        links.append(
+            {
+                "key": key,
+                "label": label,
+                "url": "?" + urlencode({**kept, "sort": target}),
+                "aria_sort": state,
+            }
+        )
+    return links
+
+
+def _tool_rows(
+    side, window, scope: Scope, kept: dict[str, str], sort: str = DEFAULT_SORT
+) -> dict[str, Any]:
+    rows = sort_rows(figures.tool_rows(side, window, scope), sort)
     # A tool's link keeps the window (as its start, since=) and the target and profile.
     link_tools(rows, window, **kept)
     for row in rows:
         row.spark = tool_sparkline(row.series, window.grain)
+        row.share_class = share_class(row.error_share)
     return {"rows": rows, "computed_at": figures.computed_at(side), **figures.scope_choices(side)}
 
 
@@ -105,6 +178,45 @@ def _toggled(kept: dict[str, str], flag: str) -> str:
     return "?" + urlencode(query)
 
 
+def _calls_page(
+    side, call_filter: calls.CallFilter, cursor: tuple[int, int] | None, kept: dict[str, str]
+) -> dict[str, Any]:
+    page = calls.tool_calls(side, call_filter, cursor)
+    return {
+        "rows": [(row, permalink(row.session_id, row.link_id)) for row in page.rows],
+        "next_url": (
+            "?" + urlencode({**kept, "cursor": page.next_cursor}) if page.next_cursor else None
+        ),
+        # Counted on the first page only: "More" pages are fragments without the total.
+        "matched": calls.count_calls(side, call_filter) if cursor is None else None,
+    }
+
+
+def _group_calls(side, call_filter: calls.CallFilter, what: str) -> dict[str, Any]:
+    """The latest failed calls of one group (``?what=``): one page, no "More"."""
+    rows = calls.calls_in_group(side, call_filter, what)
+    return {
+        "rows": [(row, permalink(row.session_id, row.link_id)) for row in rows],
+        "next_url": None,
+        "matched": None,
+        "group_limit": calls.PAGE_SIZE,
+        "group_scan": calls.ERROR_SCAN,
+    }
+
+
+def _error_groups(side, call_filter: calls.CallFilter, kept: dict[str, str]) -> dict[str, Any]:
+    found = calls.error_groups(side, call_filter)
+    base = {k: v for k, v in kept.items() if k not in ("errors", "what")}
+    return {
+        "groups": [
+            (group, "?" + urlencode({**base, "errors": "1", "what": group.what}))
+            for group in found.groups
+        ],
+        "scanned": found.scanned,
+        "cut": found.cut,
+    }
+
+
 #: The query parameters that make up a shareable view of a tool's calls.
 CALL_PARAMS = ("errors", "slow", "target", "profile", "since", "until")
 
@@ -115,6 +227,7 @@ CALL_PARAMS = ("errors", "slow", "target", "profile", "since", "until")
 def tool_detail(request: HttpRequest, name: str) -> HttpResponse:
     call_filter = call_filter_from(name, request.GET)
     cursor = calls.parse_cursor(request.GET.get("cursor"))
+    what = params.text(request.GET, "what", max_chars=errors.WHAT_CHARS * 2)
     kept = {k: request.GET[k] for k in CALL_PARAMS if request.GET.get(k)}
     context: dict[str, Any] = {
         "tool": name,
@@ -122,6 +235,8 @@ def tool_detail(request: HttpRequest, name: str) -> HttpResponse:
         "params": kept,
         "slow_ms": settings.SLOW_TOOL_CALL_MS,
         "toggle": {flag: _toggled(kept, flag) for flag in ("errors", "slow")},
+        "what": what,
+        "rows": [],
     }
     try:
         with figures.reading() as side:
@@ -132,17 +247,14 @@ def tool_detail(request: HttpRequest, name: str) -> HttpResponse:
                 name = _tool_by_key(side, name.removeprefix(calls.KEYED_PREFIX))
                 call_filter = replace(call_filter, tool=name)
                 context.update(tool=name, filter=call_filter)
-            page = calls.tool_calls(side, call_filter, cursor)
+            if what is not None:
+                context.update(_group_calls(side, call_filter, what))
+            else:
+                context.update(_calls_page(side, call_filter, cursor, kept))
+            if cursor is None and not request.htmx:
+                context["error_groups"] = _error_groups(side, call_filter, kept)
             context.update(
-                rows=[(row, permalink(row.session_id, row.link_id)) for row in page.rows],
-                next_url=(
-                    "?" + urlencode({**kept, "cursor": page.next_cursor})
-                    if page.next_cursor
-                    else None
-                ),
-                known=bool(page.rows) or calls.known_tool(side, name),
-                # Counted on the first page only: "More" pages are fragments without the total.
-                matched=calls.count_calls(side, call_filter) if cursor is None else None,
+                known=bool(context["rows"]) or calls.known_tool(side, name),
                 count_cap=sqlhelpers.COUNT_CAP,
                 computed_at=figures.computed_at(side),
                 **figures.scope_choices(side),

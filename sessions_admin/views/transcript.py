@@ -33,7 +33,7 @@ from sessions_admin.views import jsonhtml
 from sessions_admin.views.notes import attach_notes, notes_context
 from sessions_admin.views.review_labels import labels_context
 from sessions_admin.views.reviews import review_bar_context
-from sessions_admin.views.transcript_items import message_items
+from sessions_admin.views.transcript_items import message_items, tool_outline
 
 TEMPLATE = "sessions_admin/session.html"
 VALUE_TEMPLATE = "sessions_admin/value.html"
@@ -188,6 +188,10 @@ def _transcript_page(
     context.update(labels_context(request, session.id))
     context.update(review_bar_context(request, session.id))
     context["tab"] = "transcript"
+    on_page = {row.id for row in context["page"].messages}
+    context["outline"] = tool_outline(
+        session.id, transcript.tool_outline(session.id), on_page, settings.SLOW_TOOL_CALL_MS
+    )
     if with_stats:
         context["stats"] = transcript.session_stats(session.id, slow_ms=settings.SLOW_TOOL_CALL_MS)
     return render(request, TEMPLATE, context)

@@ -9,6 +9,14 @@ The template costs more than the Python strings it replaced, within the page's g
 ``bench/bench_transcript.py`` puts the first render of a 50,000-message session at
 20.5 ms median (9.2 ms as Python strings; goal 50 ms), 2026-12-01 on the shared
 2-core machine.
+
+Where that template time goes (cProfile of the ``messages`` partial, 100 messages:
+about 640 ``{{ }}`` and 1,000 lookups a page): a third in resolving lookups, which
+on a plain dataclass raised and caught an exception each (the rows now answer
+Django's subscript first: :class:`~sessions_admin.store.values.Fields`, -14 %);
+a third in escaping every value (``conditional_escape`` through ``keep_lazy``'s
+wrapper); the rest in node dispatch. The outline above the messages adds 300
+rows, built in Python (:func:`render_outline_rows`, which says why).
 """
 
 from __future__ import annotations
@@ -24,10 +32,18 @@ from django.utils.safestring import SafeString
 
 from sessions_admin.humanize import duration, exact_time, file_size
 from sessions_admin.ids import session_url
+from sessions_admin.markup import esc, safe_html
 from sessions_admin.store.jsontext import parse_json_text
 from sessions_admin.store.spec import KNOWN_ROLES
-from sessions_admin.store.transcript import MessagePage, MessageRow, Value
-from sessions_admin.store.values import OddValue, Undecodable
+from sessions_admin.store.transcript import (
+    OUTLINE_MESSAGES,
+    MessagePage,
+    MessageRow,
+    OutlineCall,
+    OutlineRows,
+    Value,
+)
+from sessions_admin.store.values import Fields, OddValue, Undecodable
 from sessions_admin.templatetags.sessions_admin import short_id
 from sessions_admin.views import jsonhtml
 
@@ -47,7 +63,7 @@ class Pair:
 
 
 @dataclass(frozen=True)
-class PairLink:
+class PairLink(Fields):
     id: str
     role: str
     href: str
@@ -55,14 +71,14 @@ class PairLink:
 
 
 @dataclass(frozen=True)
-class Moment:
+class Moment(Fields):
     iso: str
     exact: str
     shown: str
 
 
 @dataclass(frozen=True)
-class Truncated:
+class Truncated(Fields):
     """The note under a value the page only has the head of."""
 
     dom_id: str
@@ -72,7 +88,7 @@ class Truncated:
 
 
 @dataclass
-class JsonBlock:
+class JsonBlock(Fields):
     """A collapsible ``args``/``result`` block of a tool card."""
 
     label: str
@@ -88,7 +104,7 @@ class JsonBlock:
 
 
 @dataclass
-class ToolCard:
+class ToolCard(Fields):
     classes: str
     name: str | None
     target: str | None
@@ -103,7 +119,7 @@ class ToolCard:
 
 
 @dataclass
-class MessageItem:
+class MessageItem(Fields):
     row: MessageRow
     #: The message id as text: the template engine localizes every number it prints.
     id: str
@@ -119,6 +135,8 @@ class MessageItem:
     chip: str = ""
     pairs: list[PairLink] = field(default_factory=list)
     content_truncated: Truncated | None = None
+    #: The content as shown: without a copy of the result, which has its own block.
+    content: str = ""
     tool: ToolCard | None = None
     #: The message's columns whose text is not valid UTF-8 (shown with U+FFFD).
     undecodable: list[str] = field(default_factory=list)
@@ -131,6 +149,12 @@ class MessageItem:
 def chip_for(call_id: str) -> int:
     """The colour of a tool call's chip, the same on every page (``hash()`` is salted)."""
     return zlib.crc32(call_id.encode("utf-8", "replace")) % CHIP_COLOURS
+
+
+def permalink_prefix(session_id: str) -> str:
+    """``session_url(session_id, at=N)`` without its N: built once for a page's hundreds of
+    links (a message id is an int, so nothing in it needs quoting)."""
+    return session_url(session_id, at=0).removesuffix("0")
 
 
 def trace_urls(session_id: str, trace_id: str) -> tuple[str, str]:
@@ -171,7 +195,9 @@ def _moment(ts: int, zone: tzinfo) -> Moment | None:
         moment = datetime.fromtimestamp(ts / 1000, tz=zone)
     except (OverflowError, OSError, ValueError, TypeError):
         return None
-    return Moment(moment.isoformat(), exact_time(moment), f"{moment:%Y-%m-%d %H:%M:%S}")
+    # The zone is part of the time shown: a reader compares it with logs kept in UTC.
+    shown = f"{moment:%Y-%m-%d %H:%M:%S} {moment.tzname() or ''}".rstrip()
+    return Moment(moment.isoformat(), exact_time(moment), shown)
 
 
 def undecodable_columns(row: MessageRow) -> list[str]:
@@ -192,6 +218,30 @@ def undecodable_columns(row: MessageRow) -> list[str]:
     return [name for name, value in values if type(value) is Undecodable]
 
 
+#: The shortest tail of a content that counts as a copy of the result
+#: (a shorter one may agree by chance).
+ECHO_MIN_CHARS = 16
+
+
+def content_without_result(content: str, result: str) -> str:
+    """A tool message's content without the copy of its result the runtime put in it.
+
+    The runtime writes what the model was shown: often a summary line, then the
+    start of the raw result (cut with "…"), or the result itself. The result is
+    shown once, in its own block; the content keeps only what it adds. Anything
+    else is returned as it is.
+    """
+    if type(content) is not str or type(result) is not str:
+        return content  # an odd or undecodable value is shown as it is, never cut
+    if content.strip() == result.strip():
+        return ""
+    head, _, tail = content.rpartition("\n")
+    echo = tail.strip().removesuffix("…")
+    if head and len(echo) >= ECHO_MIN_CHARS and result.lstrip().startswith(echo):
+        return head.rstrip()
+    return content
+
+
 def _summary(text: str) -> str:
     line = " ".join(text[: SUMMARY_CHARS * 2].split())
     return line if len(line) <= SUMMARY_CHARS else line[: SUMMARY_CHARS - 1] + "…"
@@ -206,6 +256,7 @@ class MessageItems:
         self.slow_ms = settings.SLOW_TOOL_CALL_MS
         self.zone = timezone.get_current_timezone()
         self.pairs = pairs_by_message(page)
+        self.at_prefix = permalink_prefix(session_id)
 
     def items(self) -> list[MessageItem]:
         return [self.item(row) for row in self.page.messages]
@@ -220,7 +271,7 @@ class MessageItems:
             classes=classes,
             role_class=role_class,
             time=_moment(row.ts, self.zone),
-            permalink=session_url(sid, at=row.id) + f"#message-{row.id}",
+            permalink=f"{self.at_prefix}{row.id}#message-{row.id}",
             undecodable=undecodable_columns(row),
         )
         if row.trace_id:
@@ -232,11 +283,16 @@ class MessageItems:
             item.call_short = short_id(row.tool_call_id)
             item.chip = f"chip-{chip_for(row.tool_call_id)}"
             item.pairs = [self.pair_link(pair) for pair in self.pairs.get(row.id, ())]
+        item.content = row.content.text
         if row.content.text and row.content.truncated:
             item.content_truncated = self.truncated(row.id, "content", row.content)
+        elif row.tool_result is not None and not row.tool_result.truncated:
+            item.content = content_without_result(row.content.text, row.tool_result.text)
         has_tool = row.tool_name or row.tool_args is not None or row.tool_result is not None
         if row.role == "tool" or has_tool:
             item.tool = self.tool_card(row)
+            if item.tool.status == "error":
+                item.classes += " has-error"
         return item
 
     def pair_link(self, pair: Pair) -> PairLink:
@@ -321,3 +377,174 @@ class MessageItems:
 def message_items(session_id: str, page: MessagePage) -> list[MessageItem]:
     """The items of one page of the transcript, ready for the ``messages`` partial."""
     return MessageItems(session_id, page).items()
+
+
+# -- the outline of tool calls ---------------------------------------------------
+
+#: The outline's bars are drawn in an SVG this many units wide (stretched to the column).
+OUTLINE_WIDTH = 1000
+#: A bar is never thinner than this, so an instant call still shows.
+OUTLINE_MIN_BAR = 2.0
+
+
+@dataclass(slots=True)  # not frozen: a frozen __init__ costs ~2 µs more, 300 times a page
+class OutlineBar:
+    """One call of the outline: its row's label and its bar's place (SVG units)."""
+
+    id: str
+    name: str
+    href: str
+    duration: str
+    classes: str
+    x: str
+    width: str
+    #: Whether a bar is drawn (a call without a time or a duration has none).
+    drawn: bool
+    failed: bool
+
+
+@dataclass
+class Outline(Fields):
+    bars: list[OutlineBar]
+    failed: int
+    slow: int
+    #: Some calls ran at the same time: their bars start where they started (a waterfall).
+    overlapping: bool
+    cut: bool
+    long_session: bool
+    max_messages: int
+    slow_threshold: str
+    rows_html: SafeString = field(default_factory=lambda: safe_html(""))
+
+
+def _outline_row(bar: OutlineBar, escaped: dict[str, str]) -> str:
+    # A session calls a few tools many times: each name and link prefix is escaped once.
+    name = escaped.get(bar.name)
+    if name is None:
+        name = escaped[bar.name] = esc(bar.name)
+    # A link is "#message-<id>" or a permalink: one prefix for the page, then digits.
+    prefix = escaped["prefix"]
+    if bar.href.startswith("#"):
+        href = bar.href
+    elif bar.href.startswith(prefix):
+        href = escaped["prefix_html"] + bar.href[len(prefix) :]
+    else:
+        href = esc(bar.href)
+    rect = f'<rect x="{bar.x}" width="{bar.width}" height="10"/>' if bar.drawn else ""
+    failed = " ✗ failed" if bar.failed else ""
+    return (
+        f'<li class="{bar.classes}"><a href="{href}">'
+        f'<span class="outline-name">{name}</span>'
+        f'<svg class="outline-bar" viewBox="0 0 {OUTLINE_WIDTH} 10" preserveAspectRatio="none" '
+        f'aria-hidden="true">{rect}</svg>'
+        f'<span class="outline-duration">{bar.duration or "—"}{failed}</span></a></li>'
+    )
+
+
+def render_outline_rows(bars: list[OutlineBar], at_prefix: str = "") -> SafeString:
+    """The outline's rows, built here rather than in ``session.html``: why.
+
+    The template spent about 7 ms (CPU, loaded shared machine) placing 300
+    rows, a third of the page's budget; these strings take about 0.3 ms. Every
+    value from the store (the tool name, the link before its ``#message-<id>``)
+    goes through :func:`~sessions_admin.markup.esc`; the rest are numbers, a
+    duration and class names made here. ``bench/bench_transcript.py`` times
+    the page with it.
+    """
+    escaped = {"prefix": at_prefix or "\0", "prefix_html": esc(at_prefix)}
+    return safe_html("".join(_outline_row(bar, escaped) for bar in bars))
+
+
+def _intervals(calls: list[OutlineCall]) -> list[tuple[int, int] | None]:
+    """(start, end) of each call in ms, the call ending when its row was written."""
+    spans: list[tuple[int, int] | None] = []
+    for call in calls:
+        if type(call.ts) is int and call.duration_ms is not None:
+            spans.append((call.ts - call.duration_ms, call.ts))
+        else:
+            spans.append(None)
+    return spans
+
+
+def _clusters(spans: list[tuple[int, int] | None]) -> list[tuple[int, int] | None]:
+    """For each call, the (start, end) of the run of calls overlapping it in time.
+
+    Calls are in the order they were written, so a run is consecutive calls
+    each starting before the run so far has ended.
+    """
+    clusters: list[tuple[int, int] | None] = []
+    run: list[int] = []
+    run_start = run_end = 0
+
+    def close() -> None:
+        for index in run:
+            clusters[index] = (run_start, run_end)
+
+    for index, span in enumerate(spans):
+        clusters.append(None)
+        if span is None:
+            continue
+        start, end = span
+        if run and start < run_end:
+            run.append(index)
+            run_start, run_end = min(run_start, start), max(run_end, end)
+            continue
+        close()
+        run, run_start, run_end = [index], start, end
+    close()
+    return clusters
+
+
+def tool_outline(session_id: str, rows: OutlineRows, on_page: set[int], slow_ms: int) -> Outline:
+    """The outline above the messages: one bar a call, on one scale of time.
+
+    A bar is as long as its call took; the longest run of overlapping calls
+    (often one call alone) spans the full width. Calls that overlapped start
+    where they started inside their run, so a run reads as a waterfall.
+    """
+    spans = _intervals(rows.calls)
+    clusters = _clusters(spans)
+    scale = max((c[1] - c[0] for c in clusters if c is not None), default=0) or 1
+    at_prefix = permalink_prefix(session_id)
+    bars: list[OutlineBar] = []
+    failed = slow = 0
+    overlapping = False
+    for call, span, cluster in zip(rows.calls, spans, clusters, strict=True):
+        is_slow = call.duration_ms is not None and call.duration_ms >= slow_ms
+        failed += call.failed
+        slow += is_slow
+        x = width = 0.0
+        if span is not None and cluster is not None:
+            overlapping = overlapping or cluster != span
+            x = (span[0] - cluster[0]) * OUTLINE_WIDTH / scale
+            width = max((span[1] - span[0]) * OUTLINE_WIDTH / scale, OUTLINE_MIN_BAR)
+            x = min(x, OUTLINE_WIDTH - width)
+        anchor = f"#message-{call.message_id}"
+        href = anchor if call.message_id in on_page else f"{at_prefix}{call.message_id}{anchor}"
+        classes = (
+            "outline-call" + (" is-error" if call.failed else "") + (" is-slow" if is_slow else "")
+        )
+        bars.append(
+            OutlineBar(
+                id=str(call.message_id),
+                name=call.name,
+                href=href,
+                duration="" if call.duration_ms is None else duration(call.duration_ms),
+                classes=classes,
+                x=f"{x:.1f}",
+                width=f"{width:.1f}",
+                drawn=span is not None,
+                failed=call.failed,
+            )
+        )
+    return Outline(
+        bars=bars,
+        failed=failed,
+        slow=slow,
+        overlapping=overlapping,
+        cut=rows.cut,
+        long_session=rows.long_session,
+        max_messages=OUTLINE_MESSAGES,
+        slow_threshold=duration(slow_ms),
+        rows_html=render_outline_rows(bars, at_prefix),
+    )

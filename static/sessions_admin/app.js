@@ -2,22 +2,48 @@
 (function () {
   "use strict";
 
-  // Copy buttons: <button class="copy" data-copy="…">
+  // Copy buttons: <button class="copy" ...> with what to copy in one attribute:
+  //   data-copy="text"      the text itself (ids);
+  //   data-copy-message     the text of the message it is in (its content);
+  //   data-copy-value       the value of the args/result block it is in;
+  //   data-copy-link        the full address of the message's permalink;
+  //   data-copy-url="/raw"  a value the page holds only the start of, fetched whole.
   document.addEventListener("click", function (event) {
-    var button = event.target.closest("button.copy[data-copy]");
+    var button = event.target.closest("button.copy");
     if (!button) return;
-    var text = button.getAttribute("data-copy");
     var done = function () {
       button.classList.add("copied");
-      var label = button.textContent;
+      var label = button.getAttribute("data-label") || button.textContent;
+      button.setAttribute("data-label", label);
       button.textContent = "copied";
       setTimeout(function () { button.textContent = label; button.classList.remove("copied"); }, 1200);
     };
-    if (navigator.clipboard && window.isSecureContext) {
-      navigator.clipboard.writeText(text).then(done, function () { fallbackCopy(text); done(); });
-    } else {
-      fallbackCopy(text);
-      done();
+    var write = function (text) {
+      if (navigator.clipboard && window.isSecureContext) {
+        navigator.clipboard.writeText(text).then(done, function () { fallbackCopy(text); done(); });
+      } else {
+        fallbackCopy(text);
+        done();
+      }
+    };
+    if (button.hasAttribute("data-copy")) {
+      write(button.getAttribute("data-copy"));
+    } else if (button.hasAttribute("data-copy-message")) {
+      var message = button.closest("li.msg");
+      var content = message && message.querySelector(".msg-body pre.content");
+      if (content) write(content.textContent);
+    } else if (button.hasAttribute("data-copy-value")) {
+      var block = button.closest("details");
+      var value = block && block.querySelector("pre");
+      if (value) write(value.textContent);
+    } else if (button.hasAttribute("data-copy-link")) {
+      var head = button.closest(".msg-head");
+      var link = head && head.querySelector("a.permalink");
+      if (link) write(link.href);
+    } else if (button.hasAttribute("data-copy-url")) {
+      fetch(button.getAttribute("data-copy-url"), { credentials: "same-origin" })
+        .then(function (response) { return response.ok ? response.text() : Promise.reject(); })
+        .then(write, function () { button.textContent = "copy failed"; });
     }
   });
 
@@ -33,21 +59,7 @@
     document.body.removeChild(area);
   }
 
-  // "/" focuses the page's main search box (the first [data-slash-focus] that is
-  // not the header's, else the header's); Escape closes an open dialog.
-  document.addEventListener("keydown", function (event) {
-    var tag = (event.target.tagName || "").toLowerCase();
-    var typing = tag === "input" || tag === "textarea" || tag === "select" || event.target.isContentEditable;
-    if (event.key === "/" && !typing && !event.ctrlKey && !event.metaKey && !event.altKey) {
-      var boxes = document.querySelectorAll("[data-slash-focus]");
-      var box = boxes.length > 1 ? boxes[1] : boxes[0];
-      if (box) { event.preventDefault(); box.focus(); box.select(); }
-    }
-    if (event.key === "Escape") {
-      var dialog = document.querySelector("dialog[open]");
-      if (dialog) { dialog.close(); }
-    }
-  });
+  // The keyboard ("/", j/k, Escape, ...) lives in keys.js.
 
   // Dialogs swapped in by htmx open as modals: <dialog data-open-modal>.
   function openDialogs(root) {

@@ -7,6 +7,12 @@ from sessions_admin.models import DeletionAudit
 from tests.conftest import STORE_DB
 
 
+def open_row_menu(row):
+    """The row's actions menu, opened (Delete lives there)."""
+    row.locator("details.row-menu > summary").click()
+    return row.locator(".menu-items")
+
+
 def two_sessions(store) -> tuple[str, str]:
     gone = store.add_session("sess_gone", title="to be deleted")
     for _ in range(3):
@@ -28,7 +34,7 @@ def test_a_row_is_deleted_from_the_list_through_the_dialog_without_a_reload(
     page.evaluate("window.__notReloaded = true")
     assert page.locator("#session-count").inner_text() == "2 sessions."
     row = page.locator(f'tr[data-session-id="{gone}"]')
-    row.get_by_role("link", name="Delete", exact=True).click()
+    open_row_menu(row).get_by_role("link", name="Delete", exact=True).click()
     dialog = page.locator("dialog[open]")
     dialog.wait_for()
     assert "3 messages" in dialog.inner_text() and "1 state row" in dialog.inner_text()
@@ -56,12 +62,11 @@ def test_cancel_and_escape_close_the_dialog_and_delete_nothing(store, logged_in_
     page = logged_in_page
     page.goto(f"{live_server.url}/sessions/")
     row = page.locator(f'tr[data-session-id="{gone}"]')
-    link = row.get_by_role("link", name="Delete", exact=True)
-    link.click()
+    open_row_menu(row).get_by_role("link", name="Delete", exact=True).click()
     page.locator("dialog[open]").wait_for()
     page.get_by_role("button", name="Cancel").click()
-    page.locator("dialog").wait_for(state="detached")
-    link.click()
+    page.locator("dialog.delete-dialog").wait_for(state="detached")
+    open_row_menu(row).get_by_role("link", name="Delete", exact=True).click()
     page.locator("dialog[open]").wait_for()
     page.keyboard.press("Escape")
     page.wait_for_function("!document.querySelector('dialog[open]')")

@@ -1,20 +1,19 @@
-"""Keyboard first: "/" finds the search box, Enter filters, the list swaps in place."""
+"""The list's filters from the keyboard: Enter filters, the list swaps in place.
+
+The shortcuts themselves ("/", j/k, Escape, ...) are in test_shortcuts.py."""
 
 from tests.conftest import STORE_DB
 
 
 @STORE_DB
-def test_slash_focuses_the_search_and_enter_filters_the_list_in_place_with_a_shareable_url(
+def test_the_list_filter_box_filters_in_place_with_a_shareable_url(
     store, logged_in_page, live_server
 ):
     store.add_session("sess_alpha", title="deploy rollback plan")
     store.add_session("sess_beta", title="pager storm")
     page = logged_in_page
     page.goto(live_server.url + "/sessions/")
-    page.locator(".summary").click()  # somewhere that is not a field
-    page.keyboard.press("/")
-    focused = page.evaluate("document.activeElement.name")
-    assert focused == "q"
+    page.locator("#filters input[name=q]").focus()
     page.keyboard.type("rollback")
     page.keyboard.press("Enter")
     page.wait_for_url("**/sessions/?q=rollback&sort=-last_active")
