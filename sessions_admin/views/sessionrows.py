@@ -150,7 +150,8 @@ def _row(
         f'<td><span class="id"><code title="{session_id}">{esc(short_id(row.id))}</code>'
         f'<button type="button" class="copy" data-copy="{session_id}" '
         f'aria-label="Copy id {session_id}">copy</button></span></td>'
-        f'<td class="title"><a href="{page}">{_title(row.title)}</a>{_failed(failed)}{_review_marks(mark)}</td>'
+        f'<td class="title"><a href="{page}">{_title(row.title)}</a>'
+        f"{_failed(failed)}{_review_marks(mark)}</td>"
         f"<td>{_target(row.target_key, list_url)}</td>"
         f"<td>{_shown(row.profile_key)}</td>"
         f'<td class="principal">{principal}</td>'
