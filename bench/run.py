@@ -29,6 +29,7 @@ BENCHES = [
     ("deletes", ["bench/bench_deletes.py"]),
     ("search", ["bench/bench_search.py"]),
     ("search index layouts", ["bench/bench_search_variants.py"]),
+    ("review (notes, labels, queues)", ["bench/bench_review.py"]),
 ]
 
 

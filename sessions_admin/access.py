@@ -25,6 +25,12 @@ from sessions_admin.store.connection import StoreError, store_status
 VIEW_SESSIONS = "sessions_admin.view_session"
 DELETE_SESSIONS = "sessions_admin.delete_session"
 CLEAR_ALL_SESSIONS = "sessions_admin.clear_all_sessions"
+#: Notes, labels and verdicts (ourdata.review); staff without it read them only.
+ANNOTATE = "sessions_admin.annotate"
+#: Delete (not edit) another reviewer's note.
+DELETE_ANY_NOTE = "sessions_admin.delete_any_note"
+#: Make review queues.
+MANAGE_REVIEW_QUEUES = "sessions_admin.manage_review_queues"
 ERASE_PRINCIPAL = "sessions_admin.erase_principal"
 
 View = Callable[..., HttpResponse]

@@ -34,7 +34,8 @@ from sessions_admin import deletion, params, sqlhelpers
 from sessions_admin.access import CLEAR_ALL_SESSIONS, DELETE_SESSIONS
 from sessions_admin.converters import ID64
 from sessions_admin.ids import session_url
-from sessions_admin.models import DeletionAudit, Erasure, Message, Session
+from sessions_admin.models import DeletionAudit, Erasure, Label, Message, Session
+from sessions_admin.ourdata.storename import current_store
 from sessions_admin.params import MAX_SQLITE_INT
 from sessions_admin.store import queries
 from sessions_admin.store.cliptext import SHORT_TEXT_CHARS, clipped_expr
@@ -429,7 +430,10 @@ class SessionAdmin(ReadOnlyStoreAdmin):
         the progress (for htmx, a fragment that triggers the next step)."""
         self._check_clear_all(request)
         audit = get_object_or_404(
-            DeletionAudit, pk=audit_id, operation=DeletionAudit.Operation.CLEAR_ALL
+            DeletionAudit,
+            pk=audit_id,
+            operation=DeletionAudit.Operation.CLEAR_ALL,
+            store_name=current_store(),  # another host's clear-all is not ours to go on with
         )
         if request.method == "POST" and audit.outcome == DeletionAudit.Outcome.RUNNING:
             try:
@@ -593,19 +597,37 @@ class DeletionAuditAdmin(ReadOnlyAdmin):
         "messages_deleted",
         "state_deleted",
         "frame_dirs_removed",
+        "notes_deleted",
+        "labels_removed",
+        "review_items_marked",
         "finished_at",
     )
     list_filter = ("operation", "outcome")
     search_fields = ("actor",)
     date_hierarchy = "started_at"
 
+    def get_queryset(self, request: HttpRequest) -> Any:
+        # Dashboards on several hosts may share this database: show this store's rows.
+        return super().get_queryset(request).filter(store_name=current_store())
+
     def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
         return [f.name for f in self.model._meta.fields]
+
+
+@admin.register(Label)
+class LabelAdmin(admin.ModelAdmin):
+    """Labels are defined here (name, colour, description); sessions get them on their page."""
+
+    list_display = ("name", "color", "description")
+    search_fields = ("name", "description")
 
 
 @admin.register(Erasure)
 class ErasureAdmin(ReadOnlyAdmin):
     """The erasure receipts, beside the deletion audit: read-only, kept when the data is gone."""
+
+    def get_queryset(self, request: HttpRequest) -> Any:
+        return super().get_queryset(request).filter(store_name=current_store())
 
     list_display = (
         "started_at",

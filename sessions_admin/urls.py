@@ -30,8 +30,12 @@ from sessions_admin.views import (
     deletes,
     export,
     health,
+    notes,
     overview,
     principals,
+    review_export,
+    review_labels,
+    reviews,
     search,
     sessions,
     tools,
@@ -65,6 +69,11 @@ SESSION_PAGES = SessionPages(
         transcript.message_value,
     ),
     SessionPage("state_value", r"state/(?P<key>[^/]+)/value", transcript.state_value),
+    # Review (issue 20): notes, each a POST.
+    SessionPage("notes", r"notes", notes.add_note),
+    SessionPage("note_edit", r"notes/(?P<note_id>[0-9]{1,19})/edit", notes.edit_note),
+    SessionPage("note_delete", r"notes/(?P<note_id>[0-9]{1,19})/delete", notes.delete_note),
+    SessionPage("labels", r"labels", review_labels.session_labels),
 )
 
 urlpatterns = [
@@ -84,6 +93,12 @@ urlpatterns = [
     path("tools/", tools.tool_list, name="tools"),
     path(f"tools/<{ANY_PATH}:name>/", tools.tool_detail, name="tool"),
     path("frames/orphans/", orphans.orphans_page, name="frames_orphans"),
+    # Review queues (issue 20).
+    path("reviews/", reviews.review_list, name="reviews"),
+    path("reviews/<int:queue_id>/", reviews.review_page, name="review"),
+    path("reviews/<int:queue_id>/next/", reviews.review_next, name="review_next"),
+    path("reviews/<int:queue_id>/verdict/", reviews.review_verdict, name="review_verdict"),
+    path("reviews/<int:queue_id>/export/", review_export.review_export, name="review_export"),
     path("principals/", principals.principal_list, name="principals"),
     path(f"principals/erasures/<{ID64}:pk>/", principals.erasure_receipt, name="erasure"),
     # The id percent-encoded (or ~/?id=); "<id>/erase/" is the POST that erases.

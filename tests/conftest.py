@@ -36,6 +36,11 @@ DJANGO_SIDE_MODULES = {
     "test_login_throttling",
     "test_logs",
     "test_postgres",
+    "test_review_claims",
+    "test_review_deletes",
+    "test_views_labels",
+    "test_views_notes",
+    "test_views_reviews",
     "test_views_deletes",
 }
 
@@ -125,6 +130,21 @@ def viewer_client(db) -> Client:
     """A staff member who may only look."""
     client = Client()
     client.force_login(_user("viewer", staff=True, perms=("view_session",)))
+    return client
+
+
+@pytest.fixture
+def annotator(db) -> User:
+    """A staff member who may view, annotate and manage review queues."""
+    return _user(
+        "annotator", staff=True, perms=("view_session", "annotate", "manage_review_queues")
+    )
+
+
+@pytest.fixture
+def annotator_client(annotator) -> Client:
+    client = Client()
+    client.force_login(annotator)
     return client
 
 

@@ -26,6 +26,12 @@ from sessions_admin.settings import *  # noqa: E402,F403
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
+# Django's own test database is a file, not SQLite's shared-cache memory database:
+# the review queue's claim is tested with threads writing at once, and a shared
+# cache answers "table is locked" at once where a file (as in production) waits in
+# the busy handler.
+DATABASES["default"]["TEST"] = {"NAME": os.path.join(_VAR, "django-tests.sqlite3")}  # noqa: F405
+
 # .ci/run repeats the Django-side tests with Django's own database on PostgreSQL
 # (scripts/with-postgres sets this); the store stays SQLite either way.
 if os.environ.get("SESSIONS_ADMIN_TEST_DATABASE_URL"):

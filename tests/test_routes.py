@@ -18,6 +18,7 @@ from django.utils import timezone
 
 from sessions_admin import urls
 from sessions_admin.models import DeletionAudit, Erasure
+from tests import review_routes as review
 from tests.conftest import STORE_DB, point_store_at, staff_client_with
 
 SID = "sess_000001"
@@ -94,8 +95,10 @@ def world(store):
 
 def test_every_route_of_the_url_map_is_walked_here():
     top = {p.name or str(p.pattern) for p in urls.urlpatterns if isinstance(p, URLPattern)}
-    assert top - {"session"} == set(PAGES) | OPEN
-    assert {page.name for page in urls.SESSION_PAGES} == set(SESSION_PAGES)
+    assert top - {"session"} == set(PAGES) | OPEN | set(review.POSTS) | set(review.PAGES)
+    assert {page.name for page in urls.SESSION_PAGES} == set(SESSION_PAGES) | set(
+        review.SESSION_POSTS
+    )
 
 
 def test_every_view_of_the_url_map_carries_its_own_guard():
@@ -216,6 +219,7 @@ def _admin_urls(audit_pk: int, user_pk: int) -> dict[str, str]:
         **_model_urls("sessions_admin/session", SID),
         **_model_urls("sessions_admin/message", "1"),
         **_model_urls("sessions_admin/deletionaudit", str(audit_pk)),
+        **_model_urls("sessions_admin/label", "1"),
         **_model_urls("sessions_admin/erasure", "1"),
         **_model_urls("auth/user", str(user_pk)),
         **_model_urls("auth/group", "1"),

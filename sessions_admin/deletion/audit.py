@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,6 +20,7 @@ from django.utils import timezone
 
 from sessions_admin.deletion.results import Actor
 from sessions_admin.ourdata.audit import DeletionAudit
+from sessions_admin.ourdata.review.forget import Forgotten
 from sessions_admin.store.cascade import Counts, FramesReport
 from sessions_admin.store.connection import StoreError, StoreReadOnly, is_read_only
 
@@ -62,11 +64,16 @@ def save_audit(
     detail: str = "",
     *,
     finished: bool = True,
+    forgotten: Forgotten | None = None,
 ) -> None:
     """Write the counts, the frames report and the outcome into ``audit``."""
     audit.sessions_deleted = counts.sessions
     audit.messages_deleted = counts.messages
     audit.state_deleted = counts.state
+    if forgotten is not None:
+        audit.notes_deleted = forgotten.notes
+        audit.labels_removed = forgotten.labels
+        audit.review_items_marked = forgotten.items
     if report is not None:
         audit.frame_dirs_removed = report.dirs_removed
         audit.frame_bytes_removed = report.bytes_removed
@@ -107,6 +114,8 @@ class AuditRun:
     report: FramesReport | None = None
     progress: Callable[[], str] | None = None
     ended: bool = False
+    #: Notes, labels and queue items the deleted sessions took with them.
+    forgotten: Forgotten = field(default_factory=Forgotten)
 
     @property
     def audit_id(self) -> int:
@@ -114,7 +123,15 @@ class AuditRun:
 
     def save(self, outcome: str, detail: str = "", *, finished: bool = True) -> None:
         """Record the outcome; a finished run is not overwritten by a later failure."""
-        save_audit(self.audit, self.counts, self.report, outcome, detail, finished=finished)
+        save_audit(
+            self.audit,
+            self.counts,
+            self.report,
+            outcome,
+            detail,
+            finished=finished,
+            forgotten=self.forgotten,
+        )
         self.ended = finished
 
     def finish(self, detail: str = "") -> None:
@@ -127,14 +144,32 @@ class AuditRun:
         self.save(Outcome.FAILED, f"{self.progress()}: {text}" if self.progress else text)
 
 
+#: The run in progress in this thread: :func:`count_forgotten` adds to it. A context
+#: variable, not a parameter, because the cascade sits under every bulk form (and
+#: whatever deletes next, such as a principal's erasure) and each already runs
+#: inside :func:`audited`; threading a tally through each of them would be the same
+#: count with more places to forget it.
+_current_run: ContextVar[AuditRun | None] = ContextVar("deletion_audit_run", default=None)
+
+
+def count_forgotten(forgotten: Forgotten) -> None:
+    """Add what the cascade's sessions took from our review records to the running audit."""
+    run = _current_run.get()
+    if run is not None:
+        run.forgotten.add(forgotten)
+
+
 @contextmanager
 def _guard(run: AuditRun) -> Iterator[AuditRun]:
+    token = _current_run.set(run)
     try:
         yield run
     except BaseException as exc:
         if not run.ended:
             run.failed(exc)
         raise
+    finally:
+        _current_run.reset(token)
 
 
 @contextmanager
@@ -156,7 +191,8 @@ def resumed(
     audit: DeletionAudit, counts: Counts, report: FramesReport | None
 ) -> Iterator[AuditRun]:
     """Go on with a run whose row already exists (the stepped clear-all)."""
-    run = AuditRun(audit, counts=counts, report=report)
+    kept = Forgotten(audit.notes_deleted, audit.labels_removed, audit.review_items_marked)
+    run = AuditRun(audit, counts=counts, report=report, forgotten=kept)
     if is_read_only():
         run.save(Outcome.REFUSED, StoreReadOnly().message)
         raise StoreReadOnly()

@@ -4,7 +4,8 @@
 (:func:`sessions_admin.store.cascade.delete_rows`, which holds the three DELETE
 statements): every bulk form in :mod:`.bulk` and :mod:`.orphans` calls it, and once
 the rows are committed it is the one place every deleted id passes, where our own
-data about sessions (the side index, the rollups) forgets them.
+data about sessions (the side index, the rollups, the review notes, labels and
+queue items) forgets them.
 """
 
 from __future__ import annotations
@@ -12,9 +13,10 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 
-from sessions_admin.deletion.audit import Outcome, audited
+from sessions_admin.deletion.audit import Outcome, audited, count_forgotten
 from sessions_admin.deletion.results import Actor, DeletionResult, SessionNotFound
 from sessions_admin.ourdata.audit import DeletionAudit
+from sessions_admin.ourdata.review import forget as review_forget
 from sessions_admin.ourdata.sync import forget_sessions
 from sessions_admin.store.cascade import (
     Counts,
@@ -57,6 +59,13 @@ def cascade_delete(
     # ``ids`` here, after the store's transaction, so a failed delete forgets nothing.
     if forget:
         forget_sessions(ids)
+    # Our notes, labels and queue items about them go in the same operation, counted
+    # in the running audit; always, also when the caller forgets the side index
+    # itself (rows in Django's database, cheap per batch). Unlike the index this may
+    # raise: the audit then says the delete failed, and the next sync_index finishes
+    # the job (review.forget.forget_gone).
+    if ids:
+        count_forgotten(review_forget.forget_sessions(ids))
     if timings is not None:
         timings["store_ms"] = (committed - started) * 1000
         timings["forget_ms"] = (time.perf_counter() - committed) * 1000

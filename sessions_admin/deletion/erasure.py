@@ -45,6 +45,7 @@ from sessions_admin.ourdata import sidedb
 from sessions_admin.ourdata.audit import DeletionAudit, audits_naming, forget_session_ids
 from sessions_admin.ourdata.erasures import Erasure, ids_digest
 from sessions_admin.ourdata.principals import SideCounts, side_counts, side_session_ids
+from sessions_admin.ourdata.storename import current_store
 from sessions_admin.ourdata.sync import forget_sessions
 from sessions_admin.store.cascade import (
     Counts,
@@ -176,9 +177,9 @@ def _erase_store(principal: str, state: _State, on_batch: BatchHook | None) -> N
 
 def _retry_pending_frames(principal: str, state: _State) -> None:
     """Frame directories an earlier run of this principal could not remove."""
-    earlier = Erasure.objects.filter(principal=principal, status=Erasure.Status.PARTIAL).exclude(
-        pending_frames=[]
-    )
+    earlier = Erasure.objects.filter(
+        principal=principal, status=Erasure.Status.PARTIAL, store_name=current_store()
+    ).exclude(pending_frames=[])
     pending = list(dict.fromkeys(sid for e in earlier for sid in e.pending_frames))
     if not pending:
         return

@@ -15,6 +15,8 @@ from collections.abc import Iterable
 from django.conf import settings
 from django.db import models
 
+from sessions_admin.ourdata.storename import STORE_NAME_CHARS, current_store
+
 
 class DeletionAudit(models.Model):
     class Operation(models.TextChoices):
@@ -34,6 +36,12 @@ class DeletionAudit(models.Model):
         REFUSED = "refused", "Refused"
         FAILED = "failed", "Failed"
 
+    store_name = models.CharField(
+        max_length=STORE_NAME_CHARS,
+        default=current_store,
+        db_index=True,
+        help_text="the store this delete ran on (SESSIONS_ADMIN_STORE_NAME)",
+    )
     started_at = models.DateTimeField(auto_now_add=True, db_index=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     user = models.ForeignKey(
@@ -43,6 +51,10 @@ class DeletionAudit(models.Model):
     operation = models.CharField(max_length=32, choices=Operation.choices)
     target = models.JSONField(default=dict, help_text="session ids or the filter")
     sessions_deleted = models.PositiveBigIntegerField(default=0)
+    # What our own records lost with those sessions (see ourdata.review.forget).
+    notes_deleted = models.PositiveBigIntegerField(default=0)
+    labels_removed = models.PositiveBigIntegerField(default=0)
+    review_items_marked = models.PositiveBigIntegerField(default=0)
     messages_deleted = models.PositiveBigIntegerField(default=0)
     state_deleted = models.PositiveBigIntegerField(default=0)
     frame_dirs_removed = models.PositiveIntegerField(default=0)

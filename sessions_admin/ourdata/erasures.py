@@ -19,6 +19,8 @@ from typing import Any
 from django.conf import settings
 from django.db import models
 
+from sessions_admin.ourdata.storename import STORE_NAME_CHARS, current_store
+
 #: The kinds a receipt counts and verifies, in the order pages show them.
 KINDS = (
     ("sessions", "sessions"),
@@ -52,6 +54,8 @@ class Erasure(models.Model):
         PARTIAL = "partial", "Partly done"
         REFUSED = "refused", "Refused"
 
+    #: The store erased from (issue 20's point 7: several hosts may share this database).
+    store_name = models.CharField(max_length=STORE_NAME_CHARS, default=current_store)
     started_at = models.DateTimeField(db_index=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     user = models.ForeignKey(

@@ -380,7 +380,14 @@ def list_sessions(
     if with_count and page.count is None and len(page.rows) <= limit:
         # The whole result is on this page: its length is the exact count.
         page.count = len(page.rows)
-    raw = page.rows
+    page.rows, page.next_cursor = _cut(page.rows, sort, limit)
+    return page
+
+
+def _cut(raw: list[tuple], sort: str, limit: int) -> tuple[list[SessionRow], Cursor | None]:
+    """The first ``limit`` of ``limit + 1`` raw rows, and the cursor after them (if more)."""
+    column, _ = SORTS[sort]
+    cursor = None
     if len(raw) > limit:
         # The cursor keeps the raw values: the next keyset compares them in SQLite.
         last = raw[limit - 1]
@@ -388,9 +395,60 @@ def list_sessions(
         if column == "turn_count" and value is None:
             value = 0
         raw = raw[:limit]
-        page.next_cursor = Cursor(sort, value, last[_ID])
-    page.rows = [SessionRow.from_db(row) for row in raw]
-    return page
+        cursor = Cursor(sort, value, last[_ID])
+    return [SessionRow.from_db(row) for row in raw], cursor
+
+
+def count_among(
+    session_ids: list[str], session_filter: SessionFilter, cap: int | None = None
+) -> tuple[int, bool]:
+    """How many of these sessions exist and match (at most ``cap``, and whether capped)."""
+    cap = sqlhelpers.COUNT_CAP if cap is None else cap
+    clauses, params = session_filter.where()
+    count = 0
+    with time_limit():
+        for chunk in chunks(session_ids):
+            where = " AND ".join([f"id IN ({placeholders(len(chunk))})", *clauses])
+            count += run_sql(f"SELECT COUNT(*) FROM sessions WHERE {where}", [*chunk, *params])[0][
+                0
+            ]
+            if count > cap:
+                break
+    return min(count, cap), count > cap
+
+
+def list_sessions_among(
+    session_ids: list[str],
+    session_filter: SessionFilter,
+    sort: str = DEFAULT_SORT,
+    cursor: Cursor | None = None,
+    *,
+    limit: int = PAGE_SIZE,
+) -> SessionPage:
+    """One keyset page of only these sessions (a label's), with the other filters.
+
+    Each chunk of ids is a primary-key lookup of its rows, sorted, the page's
+    slice kept; the slices are merged in SQLite's order. Every labelled session
+    is read (about 6 µs each on the bench store), which is why the list prefers
+    the side index for this when it is fresh (``index.sessions.page_ids(among=…)``).
+    """
+    column, descending = SORTS[sort]
+    key_clauses, key_params = _keyset(column, descending, cursor)
+    clauses, params = session_filter.where()
+    order = _order(column, descending)
+    slices: list[list[tuple]] = []
+    with time_limit():
+        for chunk in chunks(session_ids):
+            where = " AND ".join([f"id IN ({placeholders(len(chunk))})", *clauses, *key_clauses])
+            slices.append(
+                run_sql(
+                    f"{_SELECT} WHERE {where} {order} LIMIT {limit + 1}",
+                    [*chunk, *params, *key_params],
+                )
+            )
+    raw = slices[0] if len(slices) == 1 else _merge(slices, limit + 1, descending, column)
+    rows, next_cursor = _cut(raw, sort, limit)
+    return SessionPage(rows=rows, next_cursor=next_cursor, strategy="among")
 
 
 def _fetch_page(
@@ -429,19 +487,27 @@ def _fetch_page(
     return SessionPage(rows=rows, next_cursor=None, strategy="scan", sql=[sql])  # type: ignore[arg-type]
 
 
-def _merge(slices: list[list[tuple]], count: int, descending: bool) -> list[tuple]:
-    """The first ``count`` raw rows of per-target slices, in SQLite's order."""
+def _merge(
+    slices: list[list[tuple]], count: int, descending: bool, column: str = "last_active"
+) -> list[tuple]:
+    """The first ``count`` raw rows of sorted slices (per target, per id chunk), in
+    SQLite's order of the sort ``column``."""
+    index = SESSION_COLUMNS.index(column)
+
+    def value(row: tuple) -> Any:
+        # The ORDER BY's expression: a NULL turn count sorts as 0 (_SORT_EXPR).
+        raw = row[index]
+        return 0 if raw is None and column == "turn_count" else raw
+
     try:
-        merged = heapq.merge(
-            *slices, key=lambda row: (row[_LAST_ACTIVE], row[_ID]), reverse=descending
-        )
+        merged = heapq.merge(*slices, key=lambda row: (value(row), row[_ID]), reverse=descending)
         return list(islice(merged, count))
     except TypeError:
         # A TEXT or BLOB last_active (or id) cannot be compared with an int in
         # Python; order those rows the way SQLite does. Only such stores pay for it.
         merged = heapq.merge(
             *slices,
-            key=lambda row: (sqlite_order_key(row[_LAST_ACTIVE]), sqlite_order_key(row[_ID])),
+            key=lambda row: (sqlite_order_key(value(row)), sqlite_order_key(row[_ID])),
             reverse=descending,
         )
         return list(islice(merged, count))

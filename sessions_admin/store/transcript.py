@@ -389,6 +389,14 @@ def message_count(session_id: str) -> int:
         ][0]
 
 
+def message_in_session(session_id: str, message_id: int) -> bool:
+    """Whether ``message_id`` is a message of this session (a note may name only those)."""
+    rows = run_sql(
+        "SELECT 1 FROM session_messages WHERE id = ? AND session_id = ?", [message_id, session_id]
+    )
+    return bool(rows)
+
+
 def state_keys(session_id: str) -> list[str]:
     """The keys as pages show them (a BLOB key is described)."""
     return [

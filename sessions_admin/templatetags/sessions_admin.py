@@ -18,7 +18,7 @@ from django.utils.safestring import SafeString
 from sessions_admin.humanize import duration, exact_time, file_size
 from sessions_admin.ids import principal_url
 from sessions_admin.ids import session_url as build_session_url
-from sessions_admin.markup import esc, safe_html
+from sessions_admin.markup import esc, linked_text, safe_html
 from sessions_admin.store.timeutil import from_epoch_ms
 from sessions_admin.store.values import OddValue, Undecodable
 
@@ -218,3 +218,9 @@ def resume_url(session: object) -> str:
         target_key=getattr(session, "target_key", ""),
         profile_key=getattr(session, "profile_key", ""),
     )
+
+
+@register.filter
+def note_text(value: str) -> SafeString:
+    """A reviewer's note: escaped, http(s) addresses linked (:func:`markup.linked_text`)."""
+    return linked_text(str(value))

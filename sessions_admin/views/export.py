@@ -35,6 +35,7 @@ from django.views.decorators.http import require_safe
 
 from sessions_admin import params
 from sessions_admin.access import staff_view
+from sessions_admin.ourdata.review.summary import has_review, review_of_session
 from sessions_admin.store import queries, transcript
 from sessions_admin.store.timeutil import from_epoch_ms
 from sessions_admin.store.values import OddValue, Undecodable, as_int, as_text, as_time
@@ -139,12 +140,17 @@ def export_json(session: queries.SessionRow) -> Iterator[str]:
         value_field = _json_field("value", value, single_line=False)
         yield ("\n" if first else ",\n") + f"{head}, {value_field}}}"
         first = False
-    yield "\n]}\n"
+    # What reviewers wrote (ourdata.review): labels, notes, verdicts.
+    yield f'\n], "review": {_encode(review_of_session(session.id))}}}\n'
 
 
 def export_jsonl(session: queries.SessionRow) -> Iterator[str]:
     for row in transcript.iter_messages(session.id):
         yield message_json(row, single_line=True) + "\n"
+    review = review_of_session(session.id)
+    if has_review(review):
+        # One last line, not a message: what reviewers wrote about the session.
+        yield _encode({"review": review}) + "\n"
 
 
 def _fence(text: str, info: str = "") -> str:
@@ -267,6 +273,25 @@ def export_markdown(session: queries.SessionRow) -> Iterator[str]:
         shown_key, shown_value = as_text(key), as_text(value) or ""
         heading = f"### {_md_inline(shown_key)} (updated {_when(updated_at)})"
         yield f"{heading}\n\n{_md_json(shown_value)}\n"
+    yield from markdown_review(review_of_session(session.id))
+
+
+def markdown_review(review: dict[str, Any]) -> Iterator[str]:
+    """The review section: labels, verdicts, notes (each note's text fenced, as written)."""
+    if not has_review(review):
+        return
+    yield "## Review\n\n"
+    if review["labels"]:
+        yield "- labels: " + ", ".join(_md_inline(name) for name in review["labels"]) + "\n"
+    for verdict in review["verdicts"]:
+        line = f"- verdict **{_md_text(verdict['verdict'])}** in {_md_inline(verdict['queue'])}"
+        line += f" by {_md_inline(verdict['reviewer'] or '?')} ({verdict['reviewed_at']})"
+        yield line + (f": {_md_text(verdict['text'])}" if verdict["text"] else "") + "\n"
+    yield "\n"
+    for note in review["notes"]:
+        on = f"message {note['message_id']}" if note["message_id"] is not None else "the session"
+        yield f"### Note by {_md_inline(note['author'])} on {on} ({note['created_at']})\n\n"
+        yield _fence(note["text"]) + "\n"
 
 
 _WRITERS = {"json": export_json, "jsonl": export_jsonl, "md": export_markdown}

@@ -16,6 +16,7 @@ from django.views.decorators.vary import vary_on_headers
 
 from sessions_admin import clock
 from sessions_admin.access import staff_view
+from sessions_admin.ourdata.review import queues
 from sessions_admin.ourdata.rollups import figures
 from sessions_admin.ourdata.rollups.figures import Window, parse_window
 from sessions_admin.ourdata.rollups.schema import DAY_MS
@@ -66,6 +67,7 @@ def overview(request: HttpRequest) -> HttpResponse:
         "window": window,
         "windows": window_links(window, {}),
         "sessions_url": list_url(),
+        "open_queues": queues.open_queues(),
         # Without JavaScript the "count" link reloads the whole page with the counts.
         **(_counts(request) if wants_counts else _count_links(request)),
     }

@@ -36,6 +36,7 @@ from sessions_admin.ourdata.audit import audits_naming
 from sessions_admin.ourdata.erasures import KINDS, Erasure
 from sessions_admin.ourdata.index.search import SearchQuery, search
 from sessions_admin.ourdata.principals import principal_list as read_principals
+from sessions_admin.ourdata.storename import current_store
 from sessions_admin.params import BadParameter, choice, quoted, text
 from sessions_admin.store.connection import is_read_only
 from sessions_admin.store.principals import footprint, tools_of
@@ -160,7 +161,7 @@ def _page_context(request: HttpRequest, principal: str) -> dict:
         "erase_url": principal_url(principal, "erase"),
         "can_erase": request.user.has_perm(ERASE_PRINCIPAL) and principal != "",
         "read_only": is_read_only(),
-        "receipts": Erasure.objects.filter(principal=principal)[:20],
+        "receipts": Erasure.objects.filter(principal=principal, store_name=current_store())[:20],
     }
 
 
@@ -191,7 +192,7 @@ def erase(request: HttpRequest, principal: str) -> HttpResponse:
 @staff_view(needs_store=False)
 def erasure_receipt(request: HttpRequest, pk: int) -> HttpResponse:
     """Kept when the data is gone: it reads only our own database, never the store."""
-    receipt = get_object_or_404(Erasure, pk=pk)
+    receipt = get_object_or_404(Erasure, pk=pk, store_name=current_store())
     if choice(request.GET, "format", ("html", "json"), default="html") == "json":
         response = JsonResponse(receipt.as_json(), json_dumps_params={"indent": 2})
         response["Content-Disposition"] = f'inline; filename="erasure-{receipt.pk}.json"'

@@ -16,15 +16,27 @@ from sessions_admin.access import staff_view
 from sessions_admin.ids import looks_like_session_id, session_url
 from sessions_admin.ourdata.index import search as index_search
 from sessions_admin.ourdata.index.search import SearchPage, SearchQuery
+from sessions_admin.ourdata.review import labels
 from sessions_admin.params import BadParameter
 from sessions_admin.store import queries
 from sessions_admin.store.feed import FeedMessage
 from sessions_admin.store.spec import KNOWN_ROLES, PROFILES
 from sessions_admin.store.values import Undecodable
+from sessions_admin.views import review_labels
 from sessions_admin.views.progress import build_sentence
 
 #: Query parameters that make up a shareable search (the cursor excluded).
-SEARCH_PARAMS = ("q", "target", "profile", "principal", "role", "tool", "since", "until")
+SEARCH_PARAMS = (
+    "q",
+    "target",
+    "profile",
+    "principal",
+    "role",
+    "tool",
+    "since",
+    "until",
+    "label",
+)
 MAX_QUERY_CHARS = 1000
 
 
@@ -132,6 +144,16 @@ def search(request: HttpRequest) -> HttpResponse:
         return HttpResponseRedirect(session_url(stripped))
     kept = {name: request.GET[name] for name in SEARCH_PARAMS if request.GET.get(name)}
     page = index_search.search(query) if query.q else None
+    label = review_labels.label_param(request.GET)
+    groups = _groups(page) if page else []
+    if label is not None:
+        # The search reads messages, not labels: a page keeps its labelled sessions
+        # (it may be short, or empty with a next page still to read).
+        labelled = set(labels.session_ids_with(label))
+        groups = [group for group in groups if group["session_id"] in labelled]
+    marks = review_labels.marks_of([group["session_id"] for group in groups])
+    for group in groups:
+        group["marks"] = marks.get(group["session_id"])
     next_url = None
     if page is not None and page.next_before_id is not None:
         next_url = "?" + urlencode({**kept, "before": page.next_before_id})
@@ -139,7 +161,9 @@ def search(request: HttpRequest) -> HttpResponse:
         "query": query,
         "params": kept,
         "page": page,
-        "groups": _groups(page) if page else [],
+        "groups": groups,
+        "labels": review_labels.label_choices(),
+        "label": label,
         "next_url": next_url,
         "roles": KNOWN_ROLES,
         "profiles": PROFILES,

@@ -13,7 +13,9 @@ joined with our tags; only the joined string is marked safe.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime, tzinfo
+from typing import Any
 from urllib.parse import quote
 
 from django.urls import reverse
@@ -107,8 +109,34 @@ def _failed(failed: int) -> str:
     )
 
 
+def _review_marks(mark: Any) -> str:
+    """A row's labels (coloured by the page's label style sheet), a pen when it has
+    notes, and its latest verdict (``views.review_labels.RowMarks``)."""
+    if mark is None:
+        return ""
+    parts = [
+        f'<span class="label-chip label-{int(label.pk)}">{esc(label.name)}</span>'
+        for label in mark.labels
+    ]
+    if mark.noted:
+        parts.append('<span class="review-mark" title="has notes">✎ notes</span>')
+    if mark.verdict:
+        verdict = esc(mark.verdict)
+        parts.append(
+            f'<span class="review-mark verdict-{verdict}" title="reviewed: {verdict}">'
+            f"{verdict}</span>"
+        )
+    return " " + "".join(parts) if parts else ""
+
+
 def _row(
-    row: SessionRow, list_url: str, can_delete: bool, now: datetime, tz: tzinfo, failed: int = 0
+    row: SessionRow,
+    list_url: str,
+    can_delete: bool,
+    now: datetime,
+    tz: tzinfo,
+    failed: int = 0,
+    mark: Any = None,
 ) -> str:
     if not row.linkable:
         return _unlinkable_row(row, now, tz)
@@ -122,7 +150,8 @@ def _row(
         f'<td><span class="id"><code title="{session_id}">{esc(short_id(row.id))}</code>'
         f'<button type="button" class="copy" data-copy="{session_id}" '
         f'aria-label="Copy id {session_id}">copy</button></span></td>'
-        f'<td class="title"><a href="{page}">{_title(row.title)}</a>{_failed(failed)}</td>'
+        f'<td class="title"><a href="{page}">{_title(row.title)}</a>'
+        f"{_failed(failed)}{_review_marks(mark)}</td>"
         f"<td>{_target(row.target_key, list_url)}</td>"
         f"<td>{_shown(row.profile_key)}</td>"
         f'<td class="principal">{principal}</td>'
@@ -135,12 +164,28 @@ def _row(
 
 
 def render_session_rows(
-    rows: list[SessionRow], *, can_delete: bool, failed: dict[str, int] | None = None
+    rows: list[SessionRow],
+    *,
+    can_delete: bool,
+    failed: dict[str, int] | None = None,
+    marks: Mapping[str, Any] | None = None,
 ) -> SafeString:
-    """The rows; ``failed`` holds the failed tool calls of the sessions that had any."""
+    """The rows; ``failed`` holds the failed tool calls of the sessions that had any,
+    ``marks`` (by session id) each row's labels, notes and verdict."""
     list_url = reverse("sessions")
     now, tz = timezone.now(), timezone.get_current_timezone()
-    failed = failed or {}
+    failed, marks = failed or {}, marks or {}
     return safe_html(
-        "".join(_row(row, list_url, can_delete, now, tz, failed.get(row.id, 0)) for row in rows)
+        "".join(
+            _row(
+                row,
+                list_url,
+                can_delete,
+                now,
+                tz,
+                failed.get(row.id, 0),
+                marks.get(row.id) if row.linkable else None,
+            )
+            for row in rows
+        )
     )

@@ -14,12 +14,15 @@ from sessions_admin.ids import looks_like_session_id, session_url
 from sessions_admin.logs import log_time_limit_stop
 from sessions_admin.ourdata import sidedb
 from sessions_admin.ourdata.index import sessions as index_sessions
+from sessions_admin.ourdata.review import labels
+from sessions_admin.ourdata.review.models import Label
 from sessions_admin.ourdata.rollups import calls, figures
 from sessions_admin.store import queries
 from sessions_admin.store.cliptext import SHORT_TEXT_CHARS
 from sessions_admin.store.connection import is_read_only
 from sessions_admin.store.queries import ACTIVE_PRESETS, SORT_LABELS, Cursor
 from sessions_admin.store.spec import PROFILES
+from sessions_admin.views import review_labels
 from sessions_admin.views.progress import build_sentence
 from sessions_admin.views.sessionrows import render_session_rows
 
@@ -33,11 +36,29 @@ LIST_PARAMS = (
     "active_after",
     "active_before",
     "sort",
+    "label",
 )
 
 
 #: Reads of the side index for one page before the list scans the store instead.
 INDEX_READS_PER_PAGE = 8
+
+
+def labelled_page(
+    label: Label,
+    session_filter: queries.SessionFilter,
+    sort: str,
+    cursor: Cursor | None,
+) -> queries.SessionPage:
+    """The sessions with ``label`` (and the other filters): the side index walks its
+    sort order keeping the label's ids when it is fresh, else the store looks each up."""
+    ids = labels.session_ids_with(label)
+    if not ids:
+        return queries.SessionPage(rows=[], next_cursor=None, strategy="label", count=0)
+    page = index_page(session_filter, sort, cursor, among=ids)
+    if page is None:
+        page = queries.list_sessions_among(ids, session_filter, sort, cursor)
+    return page
 
 
 def index_page(
@@ -46,6 +67,7 @@ def index_page(
     cursor: Cursor | None,
     *,
     limit: int = queries.PAGE_SIZE,
+    among: list[str] | None = None,
 ) -> queries.SessionPage | None:
     """A list page whose ids the side index chose, read back from the store and
     checked again; ``None`` when the index cannot serve this filter now.
@@ -60,7 +82,9 @@ def index_page(
     position = cursor
     for _ in range(INDEX_READS_PER_PAGE):
         want = limit - len(rows)
-        picked = index_sessions.page_ids(session_filter, sort, position, limit=want + 1)
+        picked = index_sessions.page_ids(
+            session_filter, sort, position, limit=want + 1, among=among
+        )
         if picked is None:
             return None
         ids = [sid for sid, _ in picked[:want]]
@@ -98,11 +122,15 @@ def session_list(request: HttpRequest) -> HttpResponse:
         return HttpResponseRedirect(session_url(session_filter.q))
 
     wants_count = request.GET.get("count") == "1"
+    label = review_labels.label_param(request.GET)
     if wants_count and request.htmx:
-        return _count(request, session_filter)
+        return _count(request, session_filter, label)
     targets = queries.distinct_targets()  # for the merge and for the target menu
-    # Principal and title filters come from the side index when it is fresh.
-    page = index_page(session_filter, sort, cursor)
+    if label is not None:
+        page = labelled_page(label, session_filter, sort, cursor)
+    else:
+        # Principal and title filters come from the side index when it is fresh.
+        page = index_page(session_filter, sort, cursor)
     if page is None:
         page = queries.list_sessions(
             session_filter,
@@ -124,8 +152,11 @@ def session_list(request: HttpRequest) -> HttpResponse:
         "rows_html": render_session_rows(
             page.rows,
             can_delete=request.user.has_perm(DELETE_SESSIONS) and not is_read_only(),
+            marks=review_labels.row_marks(page.rows),
             failed=failed_calls([row.id for row in page.rows if row.linkable]),
         ),
+        "labels": review_labels.label_choices(),
+        "label": label,
         "filter": session_filter,
         "params": kept,
         "sort": sort,
@@ -169,6 +200,7 @@ def active_filters(kept: dict[str, str]) -> list[dict[str, str]]:
         ("profile", "profile {}"),
         ("principal", "principal {}"),
         ("q", "title or id contains “{}”"),
+        ("label", "label {}"),
     ):
         if kept.get(name):
             shown.append({"label": words.format(kept[name]), "clear_url": without(name)})
@@ -179,10 +211,15 @@ def active_filters(kept: dict[str, str]) -> list[dict[str, str]]:
     return shown
 
 
-def _count(request: HttpRequest, session_filter: queries.SessionFilter) -> HttpResponse:
+def _count(
+    request: HttpRequest, session_filter: queries.SessionFilter, label: Label | None
+) -> HttpResponse:
     """The capped count of a filter no index serves, fetched after the page."""
     try:
-        count, capped = queries.count_sessions_limited(session_filter)
+        if label is not None:
+            count, capped = queries.count_among(labels.session_ids_with(label), session_filter)
+        else:
+            count, capped = queries.count_sessions_limited(session_filter)
     except queries.StoreTimeout as exc:
         log_time_limit_stop(request, exc)
         count, capped = None, False

@@ -149,7 +149,8 @@ def _tool_rows(
     return {"rows": rows, "computed_at": figures.computed_at(side), **figures.scope_choices(side)}
 
 
-def _call_filter(tool: str, query: Any) -> calls.CallFilter:
+def call_filter_from(tool: str, query: Any) -> calls.CallFilter:
+    """The tool page's filter from its query parameters (review queues read it too)."""
     since = _text(query, "since")
     until = _text(query, "until")
     return calls.CallFilter(
@@ -224,7 +225,7 @@ CALL_PARAMS = ("errors", "slow", "target", "profile", "since", "until")
 @vary_on_headers("HX-Request")
 @staff_view(needs_store=False)
 def tool_detail(request: HttpRequest, name: str) -> HttpResponse:
-    call_filter = _call_filter(name, request.GET)
+    call_filter = call_filter_from(name, request.GET)
     cursor = calls.parse_cursor(request.GET.get("cursor"))
     what = params.text(request.GET, "what", max_chars=errors.WHAT_CHARS * 2)
     kept = {k: request.GET[k] for k in CALL_PARAMS if request.GET.get(k)}

@@ -30,6 +30,9 @@ from sessions_admin.store.jsontext import parse_json_text
 from sessions_admin.store.spec import KNOWN_ROLES
 from sessions_admin.store.values import Undecodable
 from sessions_admin.views import jsonhtml
+from sessions_admin.views.notes import attach_notes, notes_context
+from sessions_admin.views.review_labels import labels_context
+from sessions_admin.views.reviews import review_bar_context
 from sessions_admin.views.transcript_items import message_items, tool_outline
 
 TEMPLATE = "sessions_admin/session.html"
@@ -76,12 +79,16 @@ def _transcript_context(request: HttpRequest, session: queries.SessionRow) -> di
     except transcript.UnknownMessage as exc:
         raise Http404(str(exc)) from None
     kept = message_filter.as_query()
+    items = message_items(session.id, page)
+    review = notes_context(request, session.id)
+    attach_notes(items, review, session.id)
     return {
+        **review,
         "filter": message_filter,
         "filter_query": kept,
         "page": page,
         "message_rows": page.messages,
-        "message_items": message_items(session.id, page),
+        "message_items": items,
         "roles": _role_choices(message_filter.role),
         "after_url": session_url(session.id, after=page.last_id, **kept) if page.last_id else "",
         "before_url": session_url(session.id, before=page.first_id, **kept)
@@ -178,6 +185,8 @@ def _transcript_page(
         if request.htmx.target == "transcript":
             return render(request, f"{TEMPLATE}#transcript", {**context, "session": session})
     context.update(_header_context(session, context["has_frames"]))
+    context.update(labels_context(request, session.id))
+    context.update(review_bar_context(request, session.id))
     context["tab"] = "transcript"
     on_page = {row.id for row in context["page"].messages}
     context["outline"] = tool_outline(
@@ -197,6 +206,9 @@ def _state_page(request: HttpRequest, session_id: str) -> HttpResponse:
     if request.htmx and request.htmx.target == "tab-panel":
         return render(request, f"{TEMPLATE}#state", {**context, "session": session})
     context.update(_header_context(session))
+    context.update(notes_context(request, session.id))
+    context.update(labels_context(request, session.id))
+    context.update(review_bar_context(request, session.id))
     context["tab"] = "state"
     return render(request, TEMPLATE, context)
 

@@ -140,6 +140,10 @@ class MessageItem(Fields):
     tool: ToolCard | None = None
     #: The message's columns whose text is not valid UTF-8 (shown with U+FFFD).
     undecodable: list[str] = field(default_factory=list)
+    #: Reviewers' notes on this message (markup, views.notes.message_notes_html), and
+    #: the link that writes one ("" without "Can annotate"); set by the session view.
+    notes_html: str = ""
+    note_url: str = ""
 
 
 def chip_for(call_id: str) -> int:

@@ -29,7 +29,10 @@ HOSTILE_VALUES = (
 )
 #: Parameters read without a link that carries them (permalinks, the id form),
 #: and the admin changelist's own (search, page, order, error, popup).
-EXTRA_PARAMS = ("at", "after", "before", "end", "tab", "format", "raw", "key", "id", "next")
+EXTRA_PARAMS = (
+    *("at", "after", "before", "end", "tab", "format", "raw", "key", "id", "next"),
+    *("review", "note", "edit", "label"),  # the review regions of the session page
+)
 ADMIN_LIST_PARAMS = ("q", "p", "o", "e", "_to_field", "_popup")
 SAMPLES = {
     "session_id": "hostile-frames",
@@ -39,6 +42,8 @@ SAMPLES = {
     "key": "json-deep-array",
     "audit_id": "1",
     "id": "1",
+    "note_id": "1",
+    "queue_id": "1",
 }
 
 

@@ -5,8 +5,9 @@
     sync_index --rebuild       forget everything, then build from the first message
     sync_index --verify        compare the index and rollups with the store; exit 1 on drift
 
-Each pass forgets the sessions the store no longer holds, then takes in the
-messages after the last indexed id, in batches that each commit on their own:
+Each pass forgets the sessions the store no longer holds (in the side index,
+and in our notes, labels and review queues: :func:`review.forget.forget_gone`),
+then takes in the messages after the last indexed id, in batches that each commit on their own:
 Ctrl-C (or SIGTERM) stops after the current batch, and the next run resumes
 there. On a terminal a first build shows a progress bar with rate and ETA.
 """
@@ -21,6 +22,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 
 from sessions_admin.ourdata import sidedb, sync, verify
+from sessions_admin.ourdata.review import forget as review_forget
 from sessions_admin.store.connection import StoreError, describe_database_error
 
 
@@ -122,6 +124,27 @@ class Command(BaseCommand):
             )
         self._say(options, "No drift: the index and the rollups equal the store.")
 
+    def _forget_reviews(self, options: dict[str, Any]) -> None:
+        """The runtime's deletes reach our review records here (the dashboard's own
+        deletes forget them at once, in ``deletion.cascade``)."""
+        try:
+            forgotten, gone = review_forget.forget_gone()
+        except StoreError as exc:
+            raise CommandError(exc.message) from None
+        except Exception as exc:
+            if not type(exc).__module__.startswith("django.db"):
+                raise
+            # Django's database down is no reason to stop indexing: the next pass retries.
+            self.stderr.write(f"Review records not checked this pass: {exc}")
+            return
+        if forgotten.any:
+            self._say(
+                options,
+                f"{gone:,} annotated sessions are gone from the store: deleted "
+                f"{forgotten.notes:,} notes and {forgotten.labels:,} labels, marked "
+                f"{forgotten.items:,} queue items.",
+            )
+
     def _stop(self, signum: int, frame: object) -> None:
         self.stopping = True
 
@@ -159,6 +182,7 @@ class Command(BaseCommand):
             if type(exc).__module__.startswith(("sqlite3", "pysqlite3", "django.db")):
                 raise CommandError(describe_database_error(exc).message) from None
             raise
+        self._forget_reviews(options)
         if tty and report.batches:
             self.stdout.write("")
         state = "stopped early; run again to resume" if report.interrupted else "up to date"

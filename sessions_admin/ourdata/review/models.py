@@ -1,0 +1,179 @@
+"""The review models: notes, labels on sessions, review queues and their items.
+
+Session and message ids are the store's, kept as plain values (no foreign key
+can point into the runtime's store), each beside ``store_name``.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.core.validators import RegexValidator
+from django.db import models
+from django.db.models import Q
+
+from sessions_admin.ourdata.storename import STORE_NAME_CHARS, current_store
+
+#: A note's text, at most (the issue's figure).
+NOTE_MAX_CHARS = 10_000
+#: A review queue holds at most this many sessions; a longer source is cut, saying so.
+QUEUE_MAX_ITEMS = 10_000
+
+
+def _store_field() -> models.CharField:
+    return models.CharField(max_length=STORE_NAME_CHARS, default=current_store)
+
+
+class Label(models.Model):
+    """An outcome label defined in the admin ("regression", "needs-followup")."""
+
+    name = models.CharField(
+        max_length=64,
+        unique=True,
+        validators=[
+            RegexValidator(
+                r"^[^\s,]+$", "A label name is one word: no spaces or commas (it goes in URLs)."
+            )
+        ],
+    )
+    color = models.CharField(
+        max_length=7,
+        default="#64748b",
+        validators=[RegexValidator(r"^#[0-9a-fA-F]{6}$", "A colour is #rrggbb.")],
+    )
+    description = models.CharField(max_length=300, blank=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class SessionLabel(models.Model):
+    """One label on one session of one store."""
+
+    store_name = _store_field()
+    session_id = models.TextField()
+    label = models.ForeignKey(Label, on_delete=models.CASCADE, related_name="uses")
+    added_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    added_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        default_permissions = ()
+        constraints = [
+            models.UniqueConstraint(
+                fields=["store_name", "session_id", "label"], name="one_label_per_session"
+            )
+        ]
+        # The list's ?label= filter walks (store, label, session id) in order.
+        indexes = [models.Index(fields=["store_name", "label", "session_id"])]
+
+    def __str__(self) -> str:
+        return f"{self.label_id} on {self.session_id}"
+
+
+class Note(models.Model):
+    """Plain text about a session, or about one message of it (``message_id``)."""
+
+    store_name = _store_field()
+    session_id = models.TextField()
+    message_id = models.BigIntegerField(null=True, blank=True)
+    text = models.TextField(max_length=NOTE_MAX_CHARS)
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    #: Kept when the account goes, so a note still says who wrote it.
+    author_name = models.CharField(max_length=150)
+    created_at = models.DateTimeField(auto_now_add=True)
+    edited_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        default_permissions = ("view",)
+        permissions = [
+            ("annotate", "Can annotate (notes, labels, verdicts)"),
+            ("delete_any_note", "Can delete any note"),
+        ]
+        indexes = [models.Index(fields=["store_name", "session_id", "message_id"])]
+
+    def __str__(self) -> str:
+        return f"note by {self.author_name} on {self.session_id}"
+
+
+class ReviewQueue(models.Model):
+    """The sessions a dashboard URL listed, in its order, to be reviewed one by one."""
+
+    store_name = _store_field()
+    name = models.CharField(max_length=200)
+    source = models.TextField(help_text="the dashboard URL the sessions came from")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    total = models.PositiveIntegerField(default=0)
+    #: The source listed more than QUEUE_MAX_ITEMS sessions; the queue holds the first ones.
+    capped = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        default_permissions = ("view",)
+        permissions = [("manage_review_queues", "Can manage review queues")]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class ReviewItem(models.Model):
+    """One session of a queue: who holds it, and the verdict once given."""
+
+    class Verdict(models.TextChoices):
+        OPEN = "", "not reviewed"
+        PASS = "pass", "pass"
+        FAIL = "fail", "fail"
+        SKIP = "skip", "skip"
+
+    queue = models.ForeignKey(ReviewQueue, on_delete=models.CASCADE, related_name="items")
+    store_name = _store_field()
+    session_id = models.TextField()
+    position = models.PositiveIntegerField()
+    verdict = models.CharField(max_length=8, choices=Verdict.choices, blank=True, default="")
+    text = models.TextField(blank=True, max_length=NOTE_MAX_CHARS)
+    reviewer = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
+    reviewed_at = models.DateTimeField(null=True, blank=True)
+    claimed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
+    claimed_at = models.DateTimeField(null=True, blank=True)
+    #: The session was deleted (by us or the runtime): the verdict stays, the text went.
+    session_deleted = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ["queue", "position"]
+        default_permissions = ()
+        constraints = [
+            models.UniqueConstraint(fields=["queue", "session_id"], name="one_item_per_session"),
+        ]
+        indexes = [
+            # "next" reads the first open item of a queue: only open items are indexed.
+            models.Index(
+                fields=["queue", "position"],
+                condition=Q(verdict="", session_deleted=False),
+                name="review_open_items",
+            ),
+            models.Index(fields=["store_name", "session_id"], name="review_item_session"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.session_id} in queue {self.queue_id}: {self.verdict or 'open'}"

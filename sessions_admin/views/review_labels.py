@@ -1,0 +1,111 @@
+"""Labels on the session page and the list: ``POST /sessions/<id>/labels/``, the
+``?label=`` parameter, and the marks each list row shows (labels, notes, verdicts).
+
+Labels are defined in the admin; staff with "Can annotate" put them on
+sessions and take them off, everyone else sees them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.views.decorators.http import require_POST
+
+from sessions_admin import params
+from sessions_admin.access import ANNOTATE, staff_view
+from sessions_admin.ids import session_url
+from sessions_admin.ourdata.review import labels, notes, queues
+from sessions_admin.ourdata.review.models import Label
+from sessions_admin.params import BadParameter
+from sessions_admin.store.queries import SessionRow
+from sessions_admin.views.responses import HttpResponseSeeOther
+
+LABELS_TEMPLATE = "sessions_admin/_review_head.html#labels"
+
+
+def label_param(query: Mapping[str, Any], name: str = "label") -> Label | None:
+    """The label a parameter names, None when absent; a 400 naming it when unknown."""
+    raw = params.text(query, name, max_chars=64)
+    if raw is None:
+        return None
+    label = labels.label_named(raw)
+    if label is None:
+        raise BadParameter(
+            f"{name}: there is no label named {params.quoted(raw)} (labels are defined "
+            "in the admin).",
+            name=name,
+        )
+    return label
+
+
+@dataclass(frozen=True)
+class LabelChoice:
+    label: Label
+    colour: str
+
+
+def label_choices() -> list[LabelChoice]:
+    """Every label with a colour safe for the page's style sheet."""
+    return [LabelChoice(label, labels.safe_colour(label.color)) for label in labels.all_labels()]
+
+
+@dataclass
+class RowMarks:
+    """What a list row shows of our review records."""
+
+    labels: list[Label] = field(default_factory=list)
+    noted: bool = False
+    verdict: str = ""
+
+
+def row_marks(rows: Sequence[SessionRow]) -> dict[str, RowMarks]:
+    """Labels, notes and the latest verdict of a page of sessions (three reads)."""
+    return marks_of([row.id for row in rows])
+
+
+def marks_of(session_ids: Sequence[Any]) -> dict[str, RowMarks]:
+    """:func:`row_marks` by session id (search groups)."""
+    ids = [sid for sid in session_ids if isinstance(sid, str)]
+    if not ids:
+        return {}
+    marks = {sid: RowMarks() for sid in ids}
+    for sid, found in labels.labels_of_sessions(ids).items():
+        marks[sid].labels = found
+    for sid in notes.noted_sessions(ids):
+        marks[sid].noted = True
+    for sid, verdict in queues.latest_verdicts(ids).items():
+        marks[sid].verdict = verdict
+    return marks
+
+
+def labels_context(request: HttpRequest, session_id: str) -> dict[str, Any]:
+    on = labels.labels_of_session(session_id)
+    return {
+        "session_labels": on,
+        "label_choices": label_choices(),
+        "addable_labels": [label for label in labels.all_labels() if label not in on],
+        "labels_url": session_url(session_id, "labels"),
+        "can_annotate": request.user.has_perm(ANNOTATE),
+    }
+
+
+@require_POST
+@staff_view(ANNOTATE)
+def session_labels(request: HttpRequest, session_id: str) -> HttpResponse:
+    """Put a label on the session (``action=add``) or take it off (``action=remove``)."""
+    action = params.choice(request.POST, "action", ("add", "remove"), "add")
+    label = label_param(request.POST)
+    if label is None:
+        raise BadParameter("label is missing: name the label to add or remove.", name="label")
+    if action == "add":
+        labels.add_label(session_id, label, request.user)
+    else:
+        labels.remove_label(session_id, label)
+    if request.htmx:
+        context = {**labels_context(request, session_id), "session_id": session_id}
+        return render(request, LABELS_TEMPLATE, context)
+    return HttpResponseSeeOther(session_url(session_id) + "#labels")

@@ -1,0 +1,123 @@
+"""The sessions a dashboard URL lists, in its order, every page of it: what a review
+queue is made of.
+
+A source is a path of this dashboard with its query: ``/sessions/?…`` (every
+list filter, ``label`` and ``sort`` included), ``/search/?…``, ``/tools/<name>/?…``
+(the sessions of those calls, first call first seen), or ``/principals/<id>/``
+(that principal's sessions, newest first). Pages are read with the screens' own
+readers until :data:`QUEUE_MAX_ITEMS` + 1 sessions are found, so the caller can
+say the source held more.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+from urllib.parse import unquote, urlsplit
+
+from django.http import QueryDict
+
+from sessions_admin.ids import PRINCIPALS_PREFIX, QUERY_FORM_MARKER
+from sessions_admin.ourdata.index import search as index_search
+from sessions_admin.ourdata.review import labels
+from sessions_admin.ourdata.review.models import QUEUE_MAX_ITEMS
+from sessions_admin.ourdata.rollups import calls, figures
+from sessions_admin.params import BadParameter, quoted
+from sessions_admin.store import queries
+from sessions_admin.views.review_labels import label_param
+from sessions_admin.views.search import parse_query
+from sessions_admin.views.tools import call_filter_from
+
+#: Rows read a page while walking a source (the screens show 50).
+WALK_PAGE = 1000
+SOURCES = "/sessions/?…, /search/?…, /tools/<name>/?… or /principals/<id>/"
+
+
+@dataclass
+class SourceSessions:
+    ids: list[str]
+    #: The source listed more than QUEUE_MAX_ITEMS sessions (``ids`` holds the first ones).
+    capped: bool
+
+
+def _bad(raw: str, why: str) -> BadParameter:
+    return BadParameter(f"source {why}; got {quoted(raw)}. It takes {SOURCES}.", name="source")
+
+
+def sessions_of_source(raw: str, host: str) -> SourceSessions:
+    """Every session ``raw`` lists (a 400 naming ``source`` when it names no list)."""
+    parts = urlsplit(raw.strip())
+    if parts.scheme not in ("", "http", "https") or (parts.netloc and parts.netloc != host):
+        raise _bad(raw, "must be a page of this dashboard")
+    query = QueryDict(parts.query)
+    path = parts.path
+    if path == "/sessions/":
+        walk = _list_sessions(query)
+    elif path == "/search/":
+        walk = _search_sessions(query)
+    elif path.startswith("/tools/") and len(path) > len("/tools/") and path.endswith("/"):
+        walk = _tool_sessions(unquote(path[len("/tools/") : -1]), query)
+    elif path.startswith(PRINCIPALS_PREFIX) and len(path) > len(PRINCIPALS_PREFIX):
+        segment = path[len(PRINCIPALS_PREFIX) :].removesuffix("/")
+        # The principal page's own forms: the id percent-encoded, or ~/?id= for odd ones.
+        principal = query.get("id", "") if segment == QUERY_FORM_MARKER else unquote(segment)
+        walk = _list_sessions(QueryDict(mutable=True), principal=principal)
+    else:
+        raise _bad(raw, "is not a list of sessions")
+    found: dict[str, None] = {}
+    for session_id in walk:
+        if isinstance(session_id, str):
+            found.setdefault(session_id)
+        if len(found) > QUEUE_MAX_ITEMS:
+            break
+    ids = list(found)
+    return SourceSessions(ids=ids[:QUEUE_MAX_ITEMS], capped=len(ids) > QUEUE_MAX_ITEMS)
+
+
+def _list_sessions(query: QueryDict, principal: str | None = None) -> Iterator[str]:
+    session_filter = queries.parse_filter(query)
+    if principal is not None:
+        session_filter = queries.filter_with(session_filter, principal=principal)
+    sort = queries.parse_sort(query.get("sort"))
+    label = label_param(query)
+    among = labels.session_ids_with(label) if label is not None else None
+    cursor = None
+    while True:
+        if among is not None:
+            page = queries.list_sessions_among(among, session_filter, sort, cursor, limit=WALK_PAGE)
+        else:
+            page = queries.list_sessions(session_filter, sort, cursor, limit=WALK_PAGE)
+        yield from (row.id for row in page.rows)
+        if page.next_cursor is None:
+            return
+        cursor = page.next_cursor
+
+
+def _search_sessions(query: QueryDict) -> Iterator[str]:
+    search = parse_query(query)
+    if not search.q:
+        raise BadParameter("source: a /search/ source needs its q.", name="source")
+    while True:
+        page = index_search.search(search)
+        for group in page.groups:
+            yield group.session_id
+        if page.next_before_id is None:
+            return
+        search = replace(search, before_id=page.next_before_id)
+
+
+def _tool_sessions(name: str, query: QueryDict) -> Iterator[str]:
+    call_filter = call_filter_from(name, query)
+    try:
+        with figures.reading() as side:
+            cursor = None
+            while True:
+                page = calls.tool_calls(side, call_filter, cursor, limit=WALK_PAGE)
+                yield from (row.session_id for row in page.rows)
+                if page.next_cursor is None:
+                    return
+                cursor = calls.parse_cursor(page.next_cursor)
+    except figures.NotComputed:
+        raise BadParameter(
+            "source: the tool figures are not computed yet (run sync_index).", name="source"
+        ) from None
