@@ -28,6 +28,8 @@ BENCHES = [
     ("frames (pages)", ["bench/bench_frames_views.py"]),
     ("deletes", ["bench/bench_deletes.py"]),
     ("search", ["bench/bench_search.py"]),
+    # After search: it times passes on the side index search built (and edits the store).
+    ("sync passes", ["bench/bench_sync.py"]),
     ("search index layouts", ["bench/bench_search_variants.py"]),
     ("review (notes, labels, queues)", ["bench/bench_review.py"]),
 ]
