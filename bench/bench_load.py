@@ -15,7 +15,7 @@
    timeout), about 150 a second, timing each wait for the write lock.
 5. Logs each account in through the login form, one after the other (timed
    apart: PBKDF2 is slow on purpose), then runs locust headless
-   (bench/locust_staff.py): ``--users`` staff, already logged in, with 1-3 s
+   (bench/locust_staff.py): ``--users`` staff, already logged in, with ``--think``
    think time for ``--seconds`` over the list, filters, transcripts, frames
    and targets.
 6. Reports throughput, p50/p95/p99 and errors per page and overall (from
@@ -218,11 +218,15 @@ def log_in(base: str, accounts: list[tuple[str, str]]) -> tuple[list[str], list[
     return cookies, sorted(times)
 
 
-def run_locust(host: str, samples_file: Path, out: Path, users: int, seconds: int) -> None:
+def run_locust(
+    host: str, samples_file: Path, out: Path, users: int, seconds: int, think: float
+) -> None:
     env = {
         **os.environ,
         "BENCH_LOAD_SAMPLES": str(samples_file),
         "BENCH_LOAD_TIMINGS": str(out / "timings.json"),
+        # Each user waits between half and one and a half times this between pages.
+        "BENCH_LOAD_THINK_S": str(think),
     }
     command = [
         sys.executable,
@@ -330,6 +334,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--users", type=int, default=20)
     parser.add_argument("--seconds", type=int, default=60)
+    parser.add_argument(
+        "--think",
+        type=float,
+        default=2.0,
+        help="mean think time between a user's pages, seconds (0.25: 20 users ≈ 66 req/s)",
+    )
     parser.add_argument("--keep-copy", action="store_true", help="leave the store copy in place")
     parser.add_argument(
         "--sessions", type=int, default=500_000, help="a smaller generated store, to try the bench"
@@ -372,7 +382,9 @@ def main() -> None:
         assert results.get(timeout=60)[0] == "ready"
         print(f"{args.users} staff for {args.seconds} s on http://127.0.0.1:{port}/ …", flush=True)
         browsing_from = time.time()
-        run_locust(f"http://127.0.0.1:{port}", samples_file, out, args.users, args.seconds)
+        run_locust(
+            f"http://127.0.0.1:{port}", samples_file, out, args.users, args.seconds, args.think
+        )
         stop.set()
         kind, appended = results.get(timeout=60)
         writer.join(timeout=30)

@@ -8,7 +8,8 @@ cookies, and
 
 Each user starts with the session cookie of an account that bench_load.py
 logged in beforehand (a password hash is slow on purpose: it is timed
-there, apart), then clicks with 1-3 s of think time between pages:
+there, apart), then clicks with a think time between pages of half to one
+and a half times ``BENCH_LOAD_THINK_S`` (default 2 s, i.e. 1-3 s):
 the list (default, filtered, searched, "Load more"), transcripts (one of them
 the 50,000-message session), a session's frames and a request's frames, and
 the targets overview, weighted as a support shift would use them.
@@ -51,8 +52,12 @@ def session_path(session_id: str, sub: str = "") -> str:
     return f"/sessions/{quote(session_id, safe='')}/{sub}"
 
 
+#: bench_load.py --think: the mean pause between a user's pages.
+THINK_S = float(os.environ.get("BENCH_LOAD_THINK_S", "2"))
+
+
 class Staff(HttpUser):
-    wait_time = between(1, 3)
+    wait_time = between(THINK_S * 0.5, THINK_S * 1.5)
 
     def on_start(self) -> None:
         # Logged in beforehand by bench_load.py (its own figure): the run is all browsing.
