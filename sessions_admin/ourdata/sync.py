@@ -258,8 +258,7 @@ def _forget_in(side: sqlite3.Connection, session_ids: Sequence[str]) -> None:
 
 
 def _feed_messages(side: sqlite3.Connection, messages: Sequence[FeedMessage]) -> None:
-    for start in range(0, len(messages), BATCH_SIZE):
-        part = messages[start : start + BATCH_SIZE]
+    for part in chunks(messages, BATCH_SIZE):
         for listener in listeners():
             listener.add_messages(side, part)
 

@@ -30,6 +30,7 @@ from sessions_admin.store.backend.tolerant import tolerant_rows
 from sessions_admin.store.cliptext import clipped_sql
 from sessions_admin.store.connection import raw_connection, run_sql, store_connection
 from sessions_admin.store.queries import SORTS, Cursor, SessionFilter, filter_with, keyset_sql
+from sessions_admin.store.toolcalls import call_key, is_tool_call, reports_error
 
 
 @dataclass(frozen=True, slots=True)
@@ -395,8 +396,6 @@ def calls(up_to_id: int) -> dict[tuple[str, str], tuple[str, int | None, bool]]:
     normalised as the batches normalise them: a call's rows share a key; it
     keeps its first row's tool and time and fails if any row reports an error.
     """
-    from sessions_admin.store.toolcalls import call_key, is_tool_call, reports_error
-
     found: dict[tuple[str, str], tuple[str, int | None, bool]] = {}
     for mid, sid, name, call_id, ts, result in _stream(
         "SELECT m.id, m.session_id, m.tool_name, m.tool_call_id, m.ts, m.tool_result "
