@@ -64,8 +64,8 @@ def child_env(home: Path) -> dict[str, str]:
 def build(home: Path) -> list[list[object]]:
     """sync_index --rebuild in a child: rate and the child's peak RSS."""
     env = child_env(home)
-    for part in VAR.glob("side.sqlite3*"):
-        part.unlink()  # a fresh file, so the size measured is the index's own
+    for part in VAR.glob("side*.sqlite3*"):
+        part.unlink()  # fresh files, so the size measured is the index's own
     started = time.perf_counter()
     subprocess.run(
         [sys.executable, str(ROOT / "manage.py"), "sync_index", "--rebuild"], env=env, check=True
@@ -97,8 +97,9 @@ def build(home: Path) -> list[list[object]]:
 
 
 def size_rows(store: Path) -> list[list[object]]:
-    """The side file, and the search index's own tables in it (the rollups share the file)."""
-    side = sum(p.stat().st_size for p in VAR.glob("side.sqlite3*"))
+    """The side files, and the search index's own tables in them (the rollups share
+    ``side.sqlite3``; the trigram index is ``side-text.sqlite3``)."""
+    side = sum(p.stat().st_size for p in VAR.glob("side*.sqlite3*"))
     base = store.stat().st_size
     # The system sqlite3 has the dbstat table; FTS5's shadow tables are plain tables.
     raw = sqlite3.connect(f"file:{VAR / 'side.sqlite3'}?mode=ro", uri=True)
@@ -107,10 +108,13 @@ def size_rows(store: Path) -> list[list[object]]:
         "OR name LIKE 'sqlite_autoindex_search%'"
     ).fetchone()[0]
     raw.close()
+    text = VAR / "side-text.sqlite3"
+    index += text.stat().st_size if text.exists() else 0
     ratio = index / base
     return [
         [
-            f"index size / store size (whole side file, rollups too: {side / 1e9:.2f} GB)",
+            f"index size / store size (whole side files, rollups too: {side / 1e9:.2f} GB, "
+            f"{side / base:.2f}x)",
             f"{index / 1e9:.2f} GB",
             f"{base / 1e9:.2f} GB",
             "< 0.5x",
@@ -246,7 +250,7 @@ def copy_rows(home: Path, client, repeat: int) -> list[list[object]]:
         print("copying the store and the index for the sync measure …", flush=True)
         shutil.copyfile(home / "data" / "agents" / "store.db", store)
         (copy / "var").mkdir()
-        for part in VAR.glob("side.sqlite3*"):
+        for part in VAR.glob("side*.sqlite3*"):
             shutil.copyfile(part, copy / "var" / part.name)
         rare = append_messages(store, 10_000)
         # Let the kernel write the 6.5 GB just copied before timing anything.

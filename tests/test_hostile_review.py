@@ -136,6 +136,7 @@ def test_a_new_data_folder_and_every_file_the_steps_write_in_it_are_private(stor
         "django.sqlite3": 0o600,
         "admin-password": 0o600,
         "side.sqlite3": 0o600,
+        "side-text.sqlite3": 0o600,  # the trigram index's own file
         "side.sqlite3.lock": 0o600,  # the one writer's lock (sidedb.pass_lock)
     }
 
@@ -153,6 +154,9 @@ def test_the_side_databases_wal_and_shm_are_private_too(store, var_dir, umask_02
         "side.sqlite3": 0o600,
         "side.sqlite3-wal": 0o600,
         "side.sqlite3-shm": 0o600,
+        "side-text.sqlite3": 0o600,
+        "side-text.sqlite3-wal": 0o600,
+        "side-text.sqlite3-shm": 0o600,
         "side.sqlite3.lock": 0o600,
     }
 

@@ -137,9 +137,10 @@ def test_verify_from_the_server_venv_exits_1_on_drift_and_prints_it(deployed, tm
     side = deployed.repo / "var" / "side.sqlite3"
     copy = tmp_path / "var"
     copy.mkdir(mode=0o700)
-    for suffix in ("", "-wal"):
-        if Path(f"{side}{suffix}").exists():
-            shutil.copy2(f"{side}{suffix}", copy / f"side.sqlite3{suffix}")
+    for name in ("side.sqlite3", "side-text.sqlite3"):
+        for suffix in ("", "-wal"):
+            if (side.parent / f"{name}{suffix}").exists():
+                shutil.copy2(side.parent / f"{name}{suffix}", copy / f"{name}{suffix}")
     # A message the index holds but the store never had: drift, in a copy of the data folder.
     script = (
         "import sys; from sessions_admin.ourdata import sidedb; c = sidedb.connect(); "

@@ -235,3 +235,19 @@ def test_a_tools_calls_show_their_args_and_result_in_short(store, settings, tmp_
             ),
         ]
     )
+
+
+@STORE_DB
+def test_a_tools_calls_are_listed_without_their_heads_when_the_store_is_gone(synced, staff_client):
+    from django.db import connections
+
+    connections["agents"].close()
+    synced.path.rename(synced.path.with_suffix(".away"))
+    try:
+        response = staff_client.get("/tools/fs.read/")
+    finally:
+        connections["agents"].close()
+        synced.path.with_suffix(".away").rename(synced.path)
+    html = response.content.decode()
+    assert response.status_code == 200 and call_links(html)
+    assert '<td class="heads"><code>–</code> → <code>–</code></td>' in html

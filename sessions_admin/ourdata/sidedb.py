@@ -9,6 +9,13 @@ bundles SQLite 3.51) when it is installed, and through the standard library's
 ``sqlite3`` when that one is new enough (README, "Search": the measurements).
 Both speak the same DB-API, so a :class:`~sessions_admin.ourdata.sync.SyncListener`
 sees an ``sqlite3.Connection``-like object either way.
+
+The trigram index over message text lives in a second file beside it,
+``side-text.sqlite3``, attached to every connection as the schema ``text``
+(:data:`TEXT_SCHEMA`; SQL names its tables unqualified or as ``text.…``). A
+file of its own lets a first build write it from a second thread, on the
+second core, while the first writes everything else (one writer per file:
+:mod:`sessions_admin.ourdata.index.textwriter`).
 """
 
 from __future__ import annotations
@@ -68,6 +75,15 @@ def side_path() -> Path:
     return path
 
 
+#: The schema name the trigram index's file is attached under.
+TEXT_SCHEMA = "text"
+
+
+def text_path() -> Path:
+    """``side-text.sqlite3`` beside the side database: the trigram index over message text."""
+    return side_path().with_name("side-text.sqlite3")
+
+
 def exists() -> bool:
     try:
         return side_path().is_file()
@@ -85,26 +101,57 @@ def connect(*, create: bool = True, busy_timeout_ms: int = 5000) -> sqlite3.Conn
     path = side_path()
     if not create and not path.is_file():
         raise FileNotFoundError(path)
+    conn = _open(path, busy_timeout_ms)
+    attach_text(conn)
+    return conn
+
+
+def connect_text(*, busy_timeout_ms: int = 5000) -> sqlite3.Connection:
+    """The trigram index's file alone (its writer thread during a pass), created if missing."""
+    return _open(text_path(), busy_timeout_ms, cache_mb=16)
+
+
+def _new_file(path: Path) -> None:
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     # Only this user may read the index (message text): 0600, not the umask's
     # 0644. An empty file is a valid database, and SQLite gives the -wal and
     # -shm files the database file's mode.
     path.touch(mode=0o600, exist_ok=True)
-    module = driver()
-    conn = module.connect(str(path), isolation_level=None, check_same_thread=False)
+
+
+def _open(path: Path, busy_timeout_ms: int, cache_mb: int = 64) -> sqlite3.Connection:
+    _new_file(path)
+    conn = driver().connect(str(path), isolation_level=None, check_same_thread=False)
     conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+    _file_pragmas(conn, "main", cache_mb)
+    conn.execute("PRAGMA foreign_keys = OFF")
+    return conn
+
+
+def _file_pragmas(conn: sqlite3.Connection, schema: str, cache_mb: int) -> None:
     # Only takes effect on a new, empty file: merges and forgotten sessions free
     # pages, and ``release_free_pages`` gives them back to the disk.
-    conn.execute("PRAGMA auto_vacuum = INCREMENTAL")
-    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute(f"PRAGMA {schema}.auto_vacuum = INCREMENTAL")
+    conn.execute(f"PRAGMA {schema}.journal_mode = WAL")
     # WAL with NORMAL: a power cut may lose the last batches, never corrupt;
     # the next sync simply redoes them.
-    conn.execute("PRAGMA synchronous = NORMAL")
-    conn.execute("PRAGMA foreign_keys = OFF")
+    conn.execute(f"PRAGMA {schema}.synchronous = NORMAL")
     # FTS5 merges and the session indexes touch pages all over the file: a
     # 64 MB page cache instead of the default 2 MB more than doubles a build.
-    conn.execute("PRAGMA cache_size = -65536")
-    return conn
+    conn.execute(f"PRAGMA {schema}.cache_size = -{cache_mb * 1024}")
+
+
+def attach_text(conn: sqlite3.Connection) -> None:
+    """Attach the trigram index's file (created if missing) as :data:`TEXT_SCHEMA`."""
+    path = text_path()
+    _new_file(path)
+    conn.execute(f"ATTACH DATABASE ? AS {TEXT_SCHEMA}", [str(path)])
+    _file_pragmas(conn, TEXT_SCHEMA, 32)
+
+
+def detach_text(conn: sqlite3.Connection) -> None:
+    """Let go of the trigram index's file (a pass hands it to its own writer)."""
+    conn.execute(f"DETACH DATABASE {TEXT_SCHEMA}")
 
 
 def connect_readonly() -> sqlite3.Connection | None:
@@ -118,6 +165,13 @@ def connect_readonly() -> sqlite3.Connection | None:
     uri = f"file:{quote(str(path), safe='/')}?mode=ro"
     conn = module.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
     conn.execute("PRAGMA busy_timeout = 2000")
+    text = text_path()
+    if text.is_file():
+        # A side database without its text file (an older layout) reads as one
+        # without a trigram index: is_current() says so before any query.
+        conn.execute(
+            f"ATTACH DATABASE ? AS {TEXT_SCHEMA}", [f"file:{quote(str(text), safe='/')}?mode=ro"]
+        )
     return conn
 
 
@@ -143,7 +197,9 @@ def errors() -> tuple[type[Exception], ...]:
 def release_free_pages(conn: sqlite3.Connection) -> None:
     """Return the file's free pages to the disk (after a merge or a big forget)."""
     # Each step of the pragma frees one page: it must be stepped to the end.
-    conn.execute("PRAGMA incremental_vacuum").fetchall()
+    schemas = conn.execute("SELECT name FROM pragma_database_list WHERE name != 'temp'").fetchall()
+    for (schema,) in schemas:
+        conn.execute(f"PRAGMA {schema}.incremental_vacuum").fetchall()
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
 

@@ -34,8 +34,9 @@ import importlib
 import logging
 import sqlite3
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol
@@ -59,7 +60,13 @@ class SyncListener(Protocol):
       new or got new messages in the batch, in the batch's transaction;
     * ``finish_build(side)`` runs in its own transaction after a pass that
       took in at least :data:`LONG_PASS` messages (a first build), e.g. to
-      merge an index's segments.
+      merge an index's segments;
+    * ``begin_pass(side)`` / ``end_pass(side)`` around a pass's work, and
+      ``before_commit(side)`` / ``after_rollback(side)`` around each of its
+      transactions: a listener that writes a file of its own from another
+      thread (the search index's text) commits it just before the side
+      database; ``build_mode_on(side)`` / ``build_mode_off(side)`` around a
+      first build's batches (no fsyncs).
 
     Deferring an index to the end of a build was measured and dropped: this
     SQLite keeps its temporary files in memory (``SQLITE_TEMP_STORE=3``), so
@@ -92,7 +99,7 @@ CONSUMERS: list[str] = ["sessions_admin.ourdata.index", "sessions_admin.ourdata.
 
 #: Bumped when a table of the side database changes shape; an older file asks
 #: for ``sync_index --rebuild`` (pages treat it as no index).
-LAYOUT_VERSION = 2
+LAYOUT_VERSION = 3
 #: Messages per batch (one side-database transaction each).
 BATCH_SIZE = 20_000
 #: A pass that took in this many messages ends with the listeners' ``finish_build``.
@@ -210,6 +217,25 @@ def _set_state(side: sqlite3.Connection, **values: int | str | None) -> None:
         "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
         list(values.items()),
     )
+
+
+def _hooks(name: str, side: sqlite3.Connection) -> None:
+    for listener in listeners():
+        hook = getattr(listener, name, None)
+        if hook is not None:
+            hook(side)
+
+
+@contextmanager
+def _transaction(side: sqlite3.Connection) -> Iterator[None]:
+    """A pass's transaction: the listeners' own files commit (or roll back) with it."""
+    with sidedb.transaction(side):
+        try:
+            yield
+            _hooks("before_commit", side)
+        except BaseException:
+            _hooks("after_rollback", side)
+            raise
 
 
 def _call_update_sessions(side: sqlite3.Connection, sessions: Sequence[FeedSession]) -> None:
@@ -331,7 +357,7 @@ def _take_batch(
     Messages at or below the stored mark are skipped, so even two writers that
     got past the pass lock (it is advisory) could never count a message twice.
     """
-    with sidedb.transaction(side):
+    with _transaction(side):
         mark = read_state(side).last_id
         batch = [m for m in batch if m.id > mark]
         if not batch:
@@ -356,11 +382,11 @@ def _first_walk(side: sqlite3.Connection, up_to: int, report: SyncReport) -> Non
     for session in feed.all_sessions():
         rows[session.id] = session
         if len(rows) >= SESSION_CHUNK:
-            with sidedb.transaction(side):
+            with _transaction(side):
                 _reconcile(side, rows, up_to, report)
             rows = {}
     if rows:
-        with sidedb.transaction(side):
+        with _transaction(side):
             _reconcile(side, rows, up_to, report)
 
 
@@ -370,12 +396,12 @@ def _apply_session_changes(side: sqlite3.Connection, up_to: int, report: SyncRep
         _first_walk(side, up_to, report)
     found = sessionwalk.walk(side)
     for chunk in chunks(found.gone, SESSION_CHUNK):
-        with sidedb.transaction(side):
+        with _transaction(side):
             _forget_in(side, chunk)
     moved = set(found.moved)
     for chunk in chunks(found.new + found.changed + found.moved, SESSION_CHUNK):
         rows = feed.sessions_by_id(chunk)
-        with sidedb.transaction(side):
+        with _transaction(side):
             # Gone since the walk, or moved (re-created: its old messages may be
             # gone too): forgotten, and the moved ones taken in again from scratch.
             _forget_in(side, [sid for sid in _held(side, chunk) if sid not in rows or sid in moved])
@@ -490,6 +516,20 @@ def _pass(
     should_stop: Callable[[], bool] | None,
 ) -> None:
     prepare(side)
+    _hooks("begin_pass", side)
+    try:
+        _pass_work(side, report, batch_size, on_progress, should_stop)
+    finally:
+        _hooks("end_pass", side)
+
+
+def _pass_work(
+    side: sqlite3.Connection,
+    report: SyncReport,
+    batch_size: int,
+    on_progress: Callable[[Progress], None] | None,
+    should_stop: Callable[[], bool] | None,
+) -> None:
     state = read_state(side)
     backlog = max(feed.last_message_id() - state.last_id, 0)
     _set_state(side, run_started_at_ms=clock.now_ms(), **_progress_state(0, backlog, 0.0))
@@ -506,12 +546,14 @@ def _pass(
         # has the pages) and a power cut at worst the file, which the next
         # --rebuild derives again; the commits stay, so resuming is exact.
         side.execute("PRAGMA synchronous = OFF")
+        _hooks("build_mode_on", side)
     try:
         last_id = _take_all(side, prefetch, last_id, total, report, on_progress, should_stop)
     finally:
         prefetch.close()
         if building:
             side.execute("PRAGMA synchronous = NORMAL")
+            _hooks("build_mode_off", side)
     if report.messages >= LONG_PASS and not report.interrupted:
         _finish_build(side)
     if not report.interrupted:
@@ -678,7 +720,7 @@ def _finish_build(side: sqlite3.Connection) -> None:
         finish = getattr(listener, "finish_build", None)
         if finish is None:
             continue
-        with sidedb.transaction(side):
+        with _transaction(side):
             finish(side)
     # The merge freed the old segments' pages and went through the WAL: give both back.
     side.execute("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -693,9 +735,9 @@ def rebuild() -> None:
     ``--follow`` first: it would keep writing to the removed file.
     """
     with sidedb.pass_lock():
-        path = sidedb.side_path()
-        for suffix in ("", "-wal", "-shm"):
-            Path(f"{path}{suffix}").unlink(missing_ok=True)
+        for path in (sidedb.side_path(), sidedb.text_path()):
+            for suffix in ("", "-wal", "-shm"):
+                Path(f"{path}{suffix}").unlink(missing_ok=True)
         side = sidedb.connect()
         try:
             prepare(side)
@@ -721,7 +763,7 @@ def forget_sessions(session_ids: Iterable[str]) -> bool:
     try:
         prepare(side)
         for chunk in chunks(ids, 1000):
-            with sidedb.transaction(side):
+            with _transaction(side):
                 _forget_in(side, chunk)
         return True
     except Exception:

@@ -30,10 +30,12 @@ from sessions_admin.store.backend.tolerant import tolerant_rows
 from sessions_admin.store.cliptext import clipped_sql
 from sessions_admin.store.connection import raw_connection, run_sql, store_connection
 from sessions_admin.store.queries import SORTS, Cursor, SessionFilter, filter_with, keyset_sql
-from sessions_admin.store.toolcalls import call_key, is_tool_call, reports_error
+from sessions_admin.store.toolcalls import call_key, is_tool_call, reports_error, reports_error_sql
 
 
-@dataclass(frozen=True, slots=True)
+# Not frozen: a frozen dataclass sets each of its 16 fields through
+# object.__setattr__, which was 5 % of a first build's time.
+@dataclass(slots=True)
 class FeedMessage:
     """One message as the side index and the rollups see it."""
 
@@ -53,6 +55,10 @@ class FeedMessage:
     target_key: str | None
     profile_key: str | None
     principal_id: str | None
+    #: Whether ``tool_result`` reports an error (:mod:`~sessions_admin.store.toolcalls`'s
+    #: rule), when the read that made this message computed it in SQLite (the sync's
+    #: batches); None otherwise.
+    failed: bool | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,6 +133,20 @@ _MESSAGE_COLUMNS = (
 )
 
 
+#: The batches' columns: the failure rule evaluated by SQLite in the reading
+#: thread, not once per result in the thread that writes the side database.
+_BATCH_COLUMNS = (
+    f"{_MESSAGE_COLUMNS}, CASE WHEN m.tool_name IS NULL OR instr(m.tool_result, '{{') = 0 "
+    f"THEN 0 ELSE {reports_error_sql('m.tool_result')} END"
+)
+
+
+def _batch_message(row: tuple) -> FeedMessage:
+    message = _feed_message(row[:15])
+    message.failed = bool(row[15])
+    return message
+
+
 def _feed_message(row: tuple) -> FeedMessage:
     (mid, sid, role, content, name, call, target, op, args, result, dur, ts, tk, pk, pr) = row
     # Nearly every value is already a str or None: test for that inline (a first
@@ -167,13 +187,13 @@ def messages_after(after_id: int, limit: int) -> list[FeedMessage]:
     its session row, so the index and the scans answer alike.
     """
     rows = run_sql(
-        f"SELECT {_MESSAGE_COLUMNS} FROM session_messages AS m "
+        f"SELECT {_BATCH_COLUMNS} FROM session_messages AS m "
         "LEFT JOIN sessions AS s ON s.id = m.session_id "
         "WHERE m.id > ? ORDER BY m.id LIMIT ?",
         (after_id, limit),
     )
     # A non-integer id cannot exist (INTEGER PRIMARY KEY is the rowid).
-    return [_feed_message(row) for row in rows]
+    return [_batch_message(row) for row in rows]
 
 
 def close_thread_connection() -> None:
@@ -299,9 +319,9 @@ def messages_of_sessions(session_ids: Sequence[str], up_to_id: int) -> list[Feed
     for chunk in chunks(list(dict.fromkeys(session_ids))):
         marks = placeholders(len(chunk))
         found.extend(
-            _feed_message(row)
+            _batch_message(row)
             for row in run_sql(
-                f"SELECT {_MESSAGE_COLUMNS} FROM session_messages AS m "
+                f"SELECT {_BATCH_COLUMNS} FROM session_messages AS m "
                 "JOIN sessions AS s ON s.id = m.session_id "
                 f"WHERE m.session_id IN ({marks}) AND m.id <= ?",
                 [*chunk, up_to_id],
@@ -338,6 +358,38 @@ def messages_by_id(message_ids: Sequence[int]) -> dict[int, FeedMessage]:
         ):
             message = _feed_message(row)
             found[message.id] = message
+    return found
+
+
+def call_heads(message_ids: Sequence[int], chars: int) -> dict[int, tuple[str | None, str | None]]:
+    """The first ``chars`` characters of these messages' tool args and tool result.
+
+    The tool page's rows show a call's arguments and result in short; the
+    rollups keep no copy of them (the side file stays small), so the page
+    reads the few rows it shows here, by id. Values are cut inside SQLite
+    (a BLOB to ``4 * chars`` bytes, enough for ``chars`` characters) and
+    normalised as the sync's feed normalises them. Deleted messages are left out.
+    """
+    found: dict[int, tuple[str | None, str | None]] = {}
+
+    def head(column: str) -> str:
+        return (
+            f"CASE typeof({column}) WHEN 'text' THEN substr({column}, 1, {int(chars)}) "
+            f"WHEN 'blob' THEN substr({column}, 1, {4 * int(chars)}) ELSE {column} END"
+        )
+
+    for chunk in chunks(dict.fromkeys(message_ids)):
+        marks = placeholders(len(chunk))
+        for mid, args, result in run_sql(
+            f"SELECT id, {head('tool_args')}, {head('tool_result')} FROM session_messages "
+            f"WHERE id IN ({marks})",
+            chunk,
+        ):
+            args, result = as_text(args), as_text(result)
+            found[mid] = (
+                None if args is None else args[:chars],
+                None if result is None else result[:chars],
+            )
     return found
 
 

@@ -181,7 +181,7 @@ def _toggled(kept: dict[str, str], flag: str) -> str:
 def _calls_page(
     side, call_filter: calls.CallFilter, cursor: tuple[int, int] | None, kept: dict[str, str]
 ) -> dict[str, Any]:
-    page = calls.tool_calls(side, call_filter, cursor)
+    page = calls.with_heads(calls.tool_calls(side, call_filter, cursor))
     return {
         "rows": [(row, permalink(row.session_id, row.link_id)) for row in page.rows],
         "next_url": (
@@ -194,7 +194,9 @@ def _calls_page(
 
 def _group_calls(side, call_filter: calls.CallFilter, what: str) -> dict[str, Any]:
     """The latest failed calls of one group (``?what=``): one page, no "More"."""
-    rows = calls.calls_in_group(side, call_filter, what)
+    rows = calls.with_heads(
+        calls.CallPage(calls.calls_in_group(side, call_filter, what), None)
+    ).rows
     return {
         "rows": [(row, permalink(row.session_id, row.link_id)) for row in rows],
         "next_url": None,

@@ -5,7 +5,9 @@ Tables in the side database (all ours, all rebuilt by ``sync_index --rebuild``):
 ``search_text``
     FTS5, contentless with ``contentless_delete=1``, ``detail=none``, trigram
     tokenizer on folded text (:mod:`.text`); rowid = the message's id. Keeps
-    no copy of the text: every hit is checked against the store's row.
+    no copy of the text: every hit is checked against the store's row. In a
+    file of its own, attached as ``text`` (:mod:`.textwriter`: a pass writes
+    it from a second thread).
 ``search_messages``
     Per message: its session (a small integer key), role, tool name (keys
     into ``search_names``) and ``ts``, so the search's filters run in the
@@ -26,18 +28,14 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Sequence
 
+from sessions_admin.ourdata.index import textwriter
 from sessions_admin.ourdata.index.text import FIELD_SEPARATOR, document, fold
 from sessions_admin.ourdata.sidedb import run_script
 from sessions_admin.sqlhelpers import chunks, placeholders
 from sessions_admin.store.feed import FeedMessage, FeedSession
 
-_FTS = (
-    "USING fts5(body, content='', contentless_delete=1, detail=none, "
-    "tokenize='trigram case_sensitive 1')"
-)
 SCHEMA = f"""
-CREATE VIRTUAL TABLE IF NOT EXISTS search_text {_FTS};
-CREATE VIRTUAL TABLE IF NOT EXISTS search_session_text {_FTS};
+CREATE VIRTUAL TABLE IF NOT EXISTS search_session_text {textwriter.FTS};
 CREATE TABLE IF NOT EXISTS search_names (
   key INTEGER PRIMARY KEY, kind TEXT NOT NULL, name TEXT NOT NULL, UNIQUE (kind, name)
 );
@@ -55,7 +53,6 @@ CREATE INDEX IF NOT EXISTS search_sessions_by_principal
 CREATE INDEX IF NOT EXISTS search_sessions_by_last_active ON search_sessions (last_active, id);
 """
 _TABLES = (
-    "search_text",
     "search_session_text",
     "search_names",
     "search_messages",
@@ -87,12 +84,53 @@ class SearchIndex:
     name = "search"
 
     def create(self, side: sqlite3.Connection) -> None:
+        fresh = (
+            side.execute(
+                "SELECT 1 FROM main.sqlite_master WHERE name = 'search_messages'"
+            ).fetchone()
+            is None
+        )
         run_script(side, SCHEMA)
+        if fresh:
+            # A new side database never inherits text indexed for another one (a
+            # side.sqlite3 removed by hand beside the text file it was paired with).
+            textwriter.run(side, textwriter.TextIndex.drop)
+        textwriter.run(side, textwriter.TextIndex.create)
 
     def reset(self, side: sqlite3.Connection) -> None:
         for table in _TABLES:
             side.execute(f"DROP TABLE IF EXISTS {table}")
+        textwriter.run(side, textwriter.TextIndex.drop)
         self.create(side)
+
+    def begin_pass(self, side: sqlite3.Connection) -> None:
+        """The pass writes the text file from a thread of its own (:mod:`.textwriter`)."""
+        textwriter.begin_pass(side)
+
+    def end_pass(self, side: sqlite3.Connection) -> None:
+        textwriter.end_pass(side)
+
+    def before_commit(self, side: sqlite3.Connection) -> None:
+        """The text file commits first: a crash between the two commits leaves it one
+        batch ahead, which the next pass's redo of that batch overwrites."""
+        writer = textwriter.writer_of(side)
+        if writer is not None:
+            writer.flush()
+
+    def build_mode_on(self, side: sqlite3.Connection) -> None:
+        writer = textwriter.writer_of(side)
+        if writer is not None:
+            writer.build_mode(True)
+
+    def build_mode_off(self, side: sqlite3.Connection) -> None:
+        writer = textwriter.writer_of(side)
+        if writer is not None:
+            writer.build_mode(False)
+
+    def after_rollback(self, side: sqlite3.Connection) -> None:
+        writer = textwriter.writer_of(side)
+        if writer is not None:
+            writer.abort()
 
     def _name_keys(
         self, side: sqlite3.Connection, kind: str, names: set[str | None]
@@ -126,10 +164,10 @@ class SearchIndex:
                 for m in batch
             ],
         )
-        side.executemany(
-            "INSERT INTO search_text (rowid, body) VALUES (?, ?)",
-            [(m.id, document((m.content, m.tool_name, m.tool_args, m.tool_result))) for m in batch],
-        )
+        docs = [
+            (m.id, document((m.content, m.tool_name, m.tool_args, m.tool_result))) for m in batch
+        ]
+        textwriter.run(side, lambda text: text.add(docs))
 
     def update_sessions(self, side: sqlite3.Connection, sessions: Sequence[FeedSession]) -> None:
         ids = [s.id for s in sessions]
@@ -191,11 +229,13 @@ class SearchIndex:
                 continue
             # One statement per chunk of keys (each IN is a few index seeks).
             marks = placeholders(len(keys))
-            side.execute(
-                "DELETE FROM search_text WHERE rowid IN "
-                f"(SELECT id FROM search_messages WHERE session IN ({marks}))",
-                keys,
-            )
+            ids = [
+                row[0]
+                for row in side.execute(
+                    f"SELECT id FROM search_messages WHERE session IN ({marks})", keys
+                )
+            ]
+            textwriter.run(side, lambda text, ids=ids: text.delete(ids))
             side.execute(f"DELETE FROM search_messages WHERE session IN ({marks})", keys)
             # One rowid at a time: FTS5 answers "rowid IN (list)" with a scan of the whole
             # table (0.76 s per 50 keys on 5,000 sessions) but "rowid = ?" with a seek.
@@ -206,13 +246,13 @@ class SearchIndex:
 
     def finish_build(self, side: sqlite3.Connection) -> None:
         """Merge the trigram index's segments into one after a long pass (smaller, faster)."""
-        side.execute("INSERT INTO search_text (search_text) VALUES ('optimize')")
+        textwriter.run(side, textwriter.TextIndex.optimize)
         side.execute("INSERT INTO search_session_text (search_session_text) VALUES ('optimize')")
 
     def forget_messages(self, side: sqlite3.Connection, message_ids: Sequence[int]) -> None:
-        rows = [(mid,) for mid in message_ids]
-        side.executemany("DELETE FROM search_text WHERE rowid = ?", rows)
-        side.executemany("DELETE FROM search_messages WHERE id = ?", rows)
+        ids = list(message_ids)
+        textwriter.run(side, lambda text: text.delete(ids))
+        side.executemany("DELETE FROM search_messages WHERE id = ?", [(mid,) for mid in ids])
 
 
 SEARCH_INDEX = SearchIndex()

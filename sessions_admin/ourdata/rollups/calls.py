@@ -1,4 +1,11 @@
-"""A tool's calls across every session, newest first, in keyset pages (per-call table only)."""
+"""A tool's calls across every session, newest first, in keyset pages.
+
+The calls come from the per-call table; the short arguments and result each
+row shows are read from the store for the rows of the page alone
+(:func:`with_heads`): a copy of them for every call was a third of the
+rollups' size. The table keeps only failed calls' result heads, which the
+error groups read by the thousand.
+"""
 
 from __future__ import annotations
 
@@ -7,10 +14,15 @@ import re
 import sqlite3
 from dataclasses import dataclass, replace
 
+from django.db import DatabaseError
+
 from sessions_admin import sqlhelpers
 from sessions_admin.ourdata.rollups.errors import what_failed
 from sessions_admin.ourdata.rollups.figures import Scope
+from sessions_admin.ourdata.rollups.schema import HEAD_CHARS
 from sessions_admin.params import MAX_SQLITE_INT, BadParameter
+from sessions_admin.store import feed
+from sessions_admin.store.connection import StoreError
 
 #: Calls per page (read at call time, so a test can make pages small).
 PAGE_SIZE = 50
@@ -27,7 +39,7 @@ class CallFilter:
     until_ms: int | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class CallRow:
     id: int
     session_id: str
@@ -38,8 +50,14 @@ class CallRow:
     duration_ms: int | None
     failed: bool
     link_id: int
-    args_head: str | None
+    first_id: int
+    second_id: int | None
+    #: The result's first characters as the rollups keep them: failed calls only
+    #: (the error groups), None for the others until :func:`with_heads`.
     result_head: str | None
+    #: The first ``HEAD_CHARS`` characters of the arguments, read from the store
+    #: by :func:`with_heads` (None until then, or with no value or store to read).
+    args_head: str | None = None
 
 
 @dataclass
@@ -136,8 +154,10 @@ def tool_calls(
 
 _CALL_SELECT = (
     "SELECT id, session_id, target, profile, principal, ts, duration_ms, failed, link_id, "
-    "args_head, result_head FROM rollup_call"
+    "first_id, second_id, result_head FROM rollup_call"
 )
+#: Where the result head is in a row of _CALL_SELECT.
+_HEAD = 11
 
 
 def _call_row(row: tuple) -> CallRow:
@@ -204,7 +224,7 @@ def error_groups(
     groups: dict[str, ErrorGroup] = {}
     seen: dict[str | None, str] = {}  # many failures repeat a head word for word
     for row in rows[:scan]:
-        head = row[10]
+        head = row[_HEAD]
         what = seen.get(head)
         if what is None:
             what = seen[head] = what_failed(head)
@@ -236,7 +256,7 @@ def calls_in_group(
     found: list[CallRow] = []
     seen: dict[str | None, str] = {}
     for row in _latest_failures(side, call_filter, scan):
-        head = row[10]
+        head = row[_HEAD]
         if head not in seen:
             seen[head] = what_failed(head)
         if seen[head] == what:
@@ -244,6 +264,30 @@ def calls_in_group(
             if len(found) == limit:
                 break
     return found
+
+
+def with_heads(page: CallPage) -> CallPage:
+    """The page, each row's arguments and result filled in (in short) from the store.
+
+    As the sync reads a call: its first row's arguments (else its other
+    row's), and the result of the row that has one (``link_id``). When the
+    store cannot be read the rows keep what the rollups hold (a failed
+    call's result head; "–" for the rest).
+    """
+    ids = {mid for row in page.rows for mid in (row.first_id, row.second_id, row.link_id)}
+    try:
+        heads = feed.call_heads(sorted(mid for mid in ids if mid is not None), HEAD_CHARS)
+    except (DatabaseError, StoreError):
+        return page
+    none = (None, None)
+    for row in page.rows:
+        args = heads.get(row.first_id, none)[0]
+        if args is None and row.second_id is not None:
+            args = heads.get(row.second_id, none)[0]
+        # Filled in place: dataclasses.replace on 50 rows cost more than the store read.
+        row.args_head = args
+        row.result_head = heads.get(row.link_id, none)[1]
+    return page
 
 
 def known_tool(side: sqlite3.Connection, tool: str) -> bool:

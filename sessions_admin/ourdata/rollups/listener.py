@@ -56,7 +56,7 @@ class _Call:
     first_id: int
     second_id: int | None
     link_id: int
-    args_head: str | None
+    #: The head of the link row's result, kept for failed calls only (the error groups).
     result_head: str | None
     dirty: bool = True
 
@@ -337,7 +337,7 @@ def _load_sessions(side: sqlite3.Connection, ids: set[str]) -> dict[str, _Sessio
 
 _CALL_COLUMNS = (
     "id, tool, target, profile, principal, ts, duration_ms, failed, first_id, second_id, "
-    "link_id, args_head, result_head"
+    "link_id, result_head"
 )
 
 
@@ -386,7 +386,7 @@ def _take_call(
 ) -> None:
     """A new call, or the second row of one already seen (same session, same call id)."""
     key = (m.session_id, call_key(m.id, m.tool_call_id))
-    failed = reports_error(m.tool_result)
+    failed = m.failed if m.failed is not None else reports_error(m.tool_result)
     call = calls.get(key)
     if call is None:
         calls[key] = call = _Call(
@@ -401,8 +401,7 @@ def _take_call(
             m.id,
             None,
             m.id,
-            _head(m.tool_args),
-            _head(m.tool_result),
+            _head(m.tool_result) if failed else None,
         )
         deltas.call(call, 1)
         return
@@ -417,8 +416,7 @@ def _take_call(
     call.second_id = m.id
     if m.tool_result is not None:
         call.link_id = m.id
-        call.result_head = _head(m.tool_result)
-    call.args_head = call.args_head if call.args_head is not None else _head(m.tool_args)
+        call.result_head = _head(m.tool_result) if call.failed else None
     call.dirty = True
     deltas.call(call, 1, count=False)
 
@@ -448,7 +446,6 @@ def _write_calls(side: sqlite3.Connection, calls: Iterable[tuple[tuple[str, str]
             int(c.failed),
             c.second_id,
             c.link_id,
-            c.args_head,
             c.result_head,
         )
         if c.rowid is None:
@@ -459,13 +456,13 @@ def _write_calls(side: sqlite3.Connection, calls: Iterable[tuple[tuple[str, str]
             changed.append((*values, c.rowid))
     side.executemany(
         "INSERT INTO rollup_call (session_id, call_key, tool, target, profile, principal, ts, "
-        "first_id, duration_ms, band, failed, second_id, link_id, args_head, result_head) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "first_id, duration_ms, band, failed, second_id, link_id, result_head) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         new,
     )
     side.executemany(
         "UPDATE rollup_call SET duration_ms = ?, band = ?, failed = ?, second_id = ?, link_id = ?, "
-        "args_head = ?, result_head = ? WHERE id = ?",
+        "result_head = ? WHERE id = ?",
         changed,
     )
 

@@ -34,7 +34,8 @@ from bisect import bisect_right
 HOUR_MS = 3_600_000
 DAY_MS = 86_400_000
 NO_TIME = -1
-#: Characters of args and result kept per call for the tool page's rows.
+#: Characters of a failed call's result kept (the error groups), and of args and
+#: result shown in a tool page's rows (read from the store).
 HEAD_CHARS = 160
 
 GRAINS = {"hour": HOUR_MS, "day": DAY_MS}
@@ -119,7 +120,9 @@ CREATE TABLE IF NOT EXISTS rollup_call (
   first_id INTEGER NOT NULL,
   second_id INTEGER,
   link_id INTEGER NOT NULL,
-  args_head TEXT, result_head TEXT
+  -- A failed call's result, cut to HEAD_CHARS (what the error groups read), NULL for
+  -- the others: the tool page reads its rows' heads from the store.
+  result_head TEXT
 );
 CREATE UNIQUE INDEX IF NOT EXISTS rollup_call_key ON rollup_call (session_id, call_key);
 -- A tool's calls newest first, and its durations within a window.

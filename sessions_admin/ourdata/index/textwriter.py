@@ -1,0 +1,245 @@
+"""The trigram index over message text (``search_text``), kept in a file of its own.
+
+Inserting text into FTS5 (cutting it into trigrams, writing segments at each
+commit) was half of a first build's time in the one thread that wrote the
+side database. SQLite allows one writer per file, so the index lives in
+``side-text.sqlite3`` (:func:`~sessions_admin.ourdata.sidedb.text_path`),
+attached to every side connection as ``text``; during a pass a
+:class:`TextWriter` writes it from a thread with its own connection while
+the pass's thread writes everything else. Each batch's text goes in as one
+statement over a JSON array (``json_each``), so the thread holds Python's
+lock only to start it: SQLite runs the whole insert on the other core.
+
+**Two files, one answer.** A batch's text transaction commits just before
+the side database's (:meth:`TextWriter.flush`). If the process dies between
+the two commits, the text file is one batch ahead; the next pass takes the
+same messages in again, and the file's own mark (the highest message id it
+ever took in) makes that harmless: an id at or below it is deleted before it
+is inserted, so no message is indexed twice. Deleting an id that is not
+there does nothing. Search reads every candidate back from the store, so a
+row the text file kept for a session the side database never took in
+(it was deleted in the store between the two attempts) is never shown.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+
+from sessions_admin.ourdata import sidedb
+
+FTS = (
+    "USING fts5(body, content='', contentless_delete=1, detail=none, "
+    "tokenize='trigram case_sensitive 1')"
+)
+
+
+#: FTS5's settings while a first build runs, and its defaults (see TextWriter.build_mode).
+BUILD_SETTINGS = {"automerge": 0, "crisismerge": 64, "hashsize": 8 * 1024 * 1024}
+DEFAULT_SETTINGS = {"automerge": 4, "crisismerge": 16, "hashsize": 1024 * 1024}
+
+
+class TextIndex:
+    """``search_text`` and its mark, in the schema ``schema`` of one connection."""
+
+    def __init__(self, conn: sqlite3.Connection, schema: str) -> None:
+        self.conn = conn
+        self.schema = schema
+
+    def create(self) -> None:
+        s = self.schema
+        self.conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS {s}.search_text {FTS}")
+        self.conn.execute(
+            f"CREATE TABLE IF NOT EXISTS {s}.text_state (key TEXT PRIMARY KEY, value) WITHOUT ROWID"
+        )
+
+    def drop(self) -> None:
+        self.conn.execute(f"DROP TABLE IF EXISTS {self.schema}.search_text")
+        self.conn.execute(f"DROP TABLE IF EXISTS {self.schema}.text_state")
+
+    def mark(self) -> int:
+        """The highest message id this file ever took in (0: none)."""
+        row = self.conn.execute(
+            f"SELECT value FROM {self.schema}.text_state WHERE key = 'max_id'"
+        ).fetchone()
+        return int(row[0]) if row and isinstance(row[0], int) else 0
+
+    def add(self, rows: Sequence[tuple[int, str]]) -> None:
+        """Index these (message id, folded document) pairs; an id already in is replaced."""
+        if not rows:
+            return
+        s = self.schema
+        mark = self.mark()
+        again = [row for row in rows if row[0] <= mark]
+        if again:
+            # Messages taken in again (a session re-taken, a batch redone after a
+            # crash between the two commits): out first, so none is there twice.
+            self.delete([mid for mid, _ in again])
+            self.conn.executemany(f"INSERT INTO {s}.search_text (rowid, body) VALUES (?, ?)", again)
+        fresh = [row for row in rows if row[0] > mark] if again else list(rows)
+        if not fresh:
+            return
+        self.conn.execute(
+            f"INSERT INTO {s}.search_text (rowid, body) "
+            "SELECT value ->> 0, value ->> 1 FROM json_each(?)",
+            [json.dumps(fresh, ensure_ascii=False)],
+        )
+        self.conn.execute(
+            f"INSERT INTO {s}.text_state (key, value) VALUES ('max_id', ?) "
+            "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            [max(mid for mid, _ in fresh)],
+        )
+
+    def delete(self, message_ids: Sequence[int]) -> None:
+        # One rowid at a time: FTS5 answers "rowid IN (list)" with a scan of the
+        # whole table, "rowid = ?" with a seek.
+        self.conn.executemany(
+            f"DELETE FROM {self.schema}.search_text WHERE rowid = ?",
+            [(mid,) for mid in message_ids],
+        )
+
+    def optimize(self) -> None:
+        s = self.schema
+        self.conn.execute(f"INSERT INTO {s}.search_text (search_text) VALUES ('optimize')")
+
+
+class TextWriter:
+    """Writes the text file from a thread of its own, one transaction per side transaction.
+
+    Operations queue in order; the first one after a commit opens the text
+    transaction. :meth:`flush` waits for them and commits (raising the first
+    failure, after rolling back); :meth:`abort` rolls back.
+    """
+
+    def __init__(self) -> None:
+        self.conn = sidedb.connect_text()
+        # Each commit reaches the disk before the side database's: after a power
+        # cut the text file may be ahead of it (harmless), never behind. A first
+        # build turns this off with the side database's own fsyncs
+        # (set_synchronous): a cut build is derived again by --rebuild.
+        self.conn.execute("PRAGMA synchronous = FULL")
+        self.index = TextIndex(self.conn, "main")
+        self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sync-text")
+        self.pending: list[Future] = []
+        self.open = False
+        self.failed: BaseException | None = None
+
+    def run(self, operation: Callable[[TextIndex], None]) -> None:
+        """Queue ``operation(index)`` in the current text transaction."""
+
+        def step() -> None:
+            if self.failed is not None:
+                return  # the transaction is lost already: flush raises and rolls back
+            try:
+                if not self.open:
+                    self.conn.execute("BEGIN IMMEDIATE")
+                    self.open = True
+                operation(self.index)
+            except BaseException as exc:
+                self.failed = exc
+                raise
+
+        self.pending.append(self.pool.submit(step))
+
+    def _settle(self) -> None:
+        pending, self.pending = self.pending, []
+        for future in pending:
+            future.exception()  # wait; the first failure is in self.failed
+
+    def _end(self, verb: str) -> None:
+        def end() -> None:
+            if self.open:
+                self.open = False
+                self.conn.execute(verb)
+
+        self.pool.submit(end).result()
+
+    def flush(self) -> None:
+        """Commit what is queued (the side database commits right after)."""
+        self._settle()
+        failed, self.failed = self.failed, None
+        if failed is not None:
+            self._end("ROLLBACK")
+            raise failed
+        self._end("COMMIT")
+
+    def abort(self) -> None:
+        self._settle()
+        self.failed = None
+        self._end("ROLLBACK")
+
+    def build_mode(self, on: bool) -> None:
+        """A first build: no fsyncs, and FTS5 merges its segments once at the end.
+
+        Merging as it goes (``automerge`` 4, FTS5's default) rewrote the index
+        several times over: with ``automerge`` 0, segments merged only when 64
+        pile up at one level (``crisismerge``) and a hash of 8 MB (one segment
+        per batch), the inserts and the final ``optimize`` took 40 % less CPU
+        (600,000 messages of the demo store: 45,000 to 76,000 a CPU-second).
+        The settings are kept in the table, so they go back after the build.
+        """
+        settings = BUILD_SETTINGS if on else DEFAULT_SETTINGS
+
+        def apply() -> None:
+            self.conn.execute(f"PRAGMA synchronous = {'OFF' if on else 'FULL'}")
+            for name, value in settings.items():
+                self.conn.execute(
+                    "INSERT INTO search_text (search_text, rank) VALUES (?, ?)", [name, value]
+                )
+
+        self.pool.submit(apply).result()
+
+    def _release(self) -> None:
+        # A merge (optimize) or a big forget freed pages: give them back to the disk.
+        self.conn.execute("PRAGMA incremental_vacuum").fetchall()
+        self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+    def close(self) -> None:
+        try:
+            self.abort()
+            self.pool.submit(self._release).result()
+        finally:
+            self.pool.submit(self.conn.close).result()
+            self.pool.shutdown()
+
+
+#: The writer of each pass's side connection (keyed by the connection's id).
+_WRITERS: dict[int, TextWriter] = {}
+
+
+def writer_of(side: sqlite3.Connection) -> TextWriter | None:
+    return _WRITERS.get(id(side))
+
+
+def run(side: sqlite3.Connection, operation: Callable[[TextIndex], None]) -> None:
+    """``operation`` on the text index: queued to the pass's writer, or run now through
+    the side connection's attached file (a delete outside a pass, a test)."""
+    writer = writer_of(side)
+    if writer is not None:
+        writer.run(operation)
+    else:
+        operation(TextIndex(side, sidedb.TEXT_SCHEMA))
+
+
+def begin_pass(side: sqlite3.Connection) -> None:
+    """Hand the text file to a writer thread for a pass (the side connection lets go of it)."""
+    if id(side) in _WRITERS:
+        return
+    attached = side.execute(
+        "SELECT 1 FROM pragma_database_list WHERE name = ?", [sidedb.TEXT_SCHEMA]
+    ).fetchone()
+    if attached:
+        sidedb.detach_text(side)
+    _WRITERS[id(side)] = TextWriter()
+
+
+def end_pass(side: sqlite3.Connection) -> None:
+    writer = _WRITERS.pop(id(side), None)
+    if writer is None:
+        return
+    try:
+        writer.close()
+    finally:
+        sidedb.attach_text(side)

@@ -1,0 +1,112 @@
+"""The trigram index's own file: written beside each batch, never ahead or behind for good."""
+
+from __future__ import annotations
+
+import pytest
+
+from sessions_admin.ourdata import sidedb, sync, verify
+from sessions_admin.ourdata.index import search, textwriter
+from sessions_admin.ourdata.index.text import fts_query
+from tests.conftest import STORE_DB
+
+
+def text_rows(word: str) -> list[int]:
+    """The message ids the trigram index holds for a word (each once, or it is doubled)."""
+    side = sidedb.connect()
+    try:
+        return [
+            row[0]
+            for row in side.execute(
+                "SELECT rowid FROM search_text WHERE search_text MATCH ? ORDER BY rowid",
+                [fts_query(word)],
+            )
+        ]
+    finally:
+        side.close()
+
+
+def found(query: str) -> tuple[str, set[str]]:
+    """How the search answered (from the index or a scan) and the sessions it found."""
+    page = search.search(search.SearchQuery(q=query))
+    return page.mode, {group.session_id for group in page.groups}
+
+
+def some_sessions(store, sessions: int = 4, per: int = 5) -> None:
+    for s in range(sessions):
+        sid = store.add_session(f"sess_{s}")
+        for m in range(per):
+            store.add_message(sid, "user", f"osprey {s} {m}")
+
+
+@STORE_DB
+def test_the_text_index_is_a_file_of_its_own_beside_the_side_database(store, var_dir):
+    some_sessions(store)
+    sync.sync_once()
+    assert sidedb.text_path() == var_dir / "side-text.sqlite3"
+    assert len(text_rows("osprey")) == 20
+    assert found("osprey") == ("index", {"sess_0", "sess_1", "sess_2", "sess_3"})
+
+
+@STORE_DB
+def test_a_batch_taken_in_again_after_a_crash_between_the_commits_is_indexed_once(store, var_dir):
+    some_sessions(store)
+    sync.sync_once()
+    # The side database lost the last pass (killed after the text file committed):
+    # forget it there alone, and take everything in again.
+    side = sidedb.connect()
+    side.execute("DELETE FROM sync_state WHERE key = 'last_id'")
+    for table in ("sync_sessions", "search_messages", "search_sessions"):
+        side.execute(f"DELETE FROM {table}")
+    side.execute("DELETE FROM rollup_session")
+    side.close()
+    sync.sync_once()
+    assert text_rows("osprey") == sorted(set(text_rows("osprey")))
+    assert len(text_rows("osprey")) == 20
+
+
+@STORE_DB
+def test_a_failed_text_write_rolls_the_batch_back_in_both_files(store, var_dir, monkeypatch):
+    some_sessions(store)
+    real = textwriter.TextIndex.add
+
+    def broken(self, rows):
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(textwriter.TextIndex, "add", broken)
+    with pytest.raises(RuntimeError, match="disk full"):
+        sync.sync_once()
+    monkeypatch.setattr(textwriter.TextIndex, "add", real)
+    assert text_rows("osprey") == []
+    report = sync.sync_once()
+    assert report.messages == 20
+    assert len(text_rows("osprey")) == 20
+    verdict = verify.verify()
+    assert verdict.ok, verdict.lines()
+
+
+@STORE_DB
+def test_a_new_side_database_never_inherits_an_old_text_file(store, var_dir):
+    some_sessions(store)
+    sync.sync_once()
+    sidedb.side_path().unlink()  # removed by hand; the text file stays
+    store.execute("DELETE FROM session_messages")
+    store.execute("DELETE FROM sessions")
+    sync.sync_once()
+    assert text_rows("osprey") == []
+
+
+@STORE_DB
+def test_a_deleted_session_leaves_the_text_file_too(store, var_dir):
+    from sessions_admin.ourdata.sync import forget_sessions
+
+    some_sessions(store)
+    sync.sync_once()
+    # The dashboard's delete: the store's rows first, then the side data.
+    store.execute("DELETE FROM session_messages WHERE session_id = 'sess_0'")
+    store.execute("DELETE FROM sessions WHERE id = 'sess_0'")
+    assert forget_sessions(["sess_0"])
+    assert len(text_rows("osprey")) == 15
+    store.execute("DELETE FROM session_messages WHERE session_id = 'sess_1'")
+    store.execute("DELETE FROM sessions WHERE id = 'sess_1'")
+    sync.sync_once()  # the runtime's delete, found by the pass's walk
+    assert len(text_rows("osprey")) == 10
