@@ -10,6 +10,7 @@ from sessions_admin.ourdata import sidedb
 from sessions_admin.ourdata.rollups import ROLLUPS
 from sessions_admin.ourdata.rollups.calls import CallFilter, tool_calls
 from sessions_admin.ourdata.rollups.figures import Scope, Window, by_target, tool_rows
+from sessions_admin.ourdata.rollups.listener import call_digest
 from sessions_admin.ourdata.rollups.schema import DAY_MS
 from sessions_admin.ourdata.sync import LISTENERS
 from tests import rollupdata as R
@@ -82,7 +83,8 @@ def test_rollups_follow_new_messages_after_a_sync(store, side):
     sync(side, store, after_id=last, batch=1)
     assert_rollups_match(side, store)
     (row,) = side.execute(
-        "SELECT failed, duration_ms, first_id FROM rollup_call WHERE call_key = 'c:late'"
+        "SELECT failed, duration_ms, first_id FROM rollup_call WHERE call_id = ?",
+        [call_digest(sid, "c:late")],
     ).fetchall()
     assert row == (1, 999_999, call)
 

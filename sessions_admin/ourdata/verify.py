@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 
 from sessions_admin.ourdata import sidedb
 from sessions_admin.ourdata.index.text import FIELD_SEPARATOR, fold
+from sessions_admin.ourdata.rollups.listener import call_digest
 from sessions_admin.ourdata.rollups.schema import GRAINS, NO_TIME, bucket_of
 from sessions_admin.ourdata.sync import prepare, read_state
 from sessions_admin.store import feed
@@ -140,25 +141,28 @@ def _cells(calls: Iterable[tuple[str, int, str, str, bool]]) -> dict[tuple, list
 def _check_calls(side: sqlite3.Connection, settled: set[str], verdict: Verdict) -> None:
     store = feed.calls(verdict.last_id)
     held = {
-        (sid, key): (tool, ts, bool(failed), target, profile)
-        for sid, key, tool, ts, failed, target, profile in side.execute(
-            "SELECT session_id, call_key, tool, ts, failed, target, profile FROM rollup_call"
+        digest: (tool, ts, bool(failed), target, profile, sid)
+        for sid, digest, tool, ts, failed, target, profile in side.execute(
+            "SELECT session_id, call_id, tool, ts, failed, target, profile FROM rollup_call"
         )
     }
     verdict.calls = len(store)
     for (sid, key), (tool, ts, failed) in store.items():
+        digest = call_digest(sid, key)
         if sid not in settled:
-            held.pop((sid, key), None)
+            held.pop(digest, None)
             continue
-        have = held.pop((sid, key), None)
+        have = held.pop(digest, None)
         want = (tool, NO_TIME if ts is None else ts, failed)
         if have is None:
             verdict.add("calls", f"{sid!r} {key}: {tool} in the store, not in the rollups")
         elif have[:3] != want:
             verdict.add("calls", f"{sid!r} {key}: rollups hold {have[:3]!r}, store {want!r}")
-    for (sid, key), have in held.items():
-        if sid in settled:
-            verdict.add("calls", f"{sid!r} {key}: {have[0]} in the rollups, not in the store")
+    for digest, have in held.items():
+        if have[5] in settled:
+            verdict.add(
+                "calls", f"{have[5]!r} call #{digest}: {have[0]} in the rollups, not in the store"
+            )
     _check_cells(side, verdict)
 
 

@@ -25,10 +25,12 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from django.db import DatabaseError
+
 from sessions_admin.sqlhelpers import chunks, placeholders
 from sessions_admin.store.backend.tolerant import tolerant_rows
 from sessions_admin.store.cliptext import clipped_sql
-from sessions_admin.store.connection import raw_connection, run_sql, store_connection
+from sessions_admin.store.connection import StoreError, raw_connection, run_sql, store_connection
 from sessions_admin.store.queries import SORTS, Cursor, SessionFilter, filter_with, keyset_sql
 from sessions_admin.store.toolcalls import call_key, is_tool_call, reports_error, reports_error_sql
 
@@ -359,6 +361,10 @@ def messages_by_id(message_ids: Sequence[int]) -> dict[int, FeedMessage]:
             message = _feed_message(row)
             found[message.id] = message
     return found
+
+
+#: What a read of the store raises when the store cannot be read (gone, locked, damaged).
+READ_ERRORS: tuple[type[Exception], ...] = (DatabaseError, StoreError)
 
 
 def call_heads(message_ids: Sequence[int], chars: int) -> dict[int, tuple[str | None, str | None]]:

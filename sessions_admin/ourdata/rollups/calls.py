@@ -14,15 +14,12 @@ import re
 import sqlite3
 from dataclasses import dataclass, replace
 
-from django.db import DatabaseError
-
 from sessions_admin import sqlhelpers
 from sessions_admin.ourdata.rollups.errors import what_failed
 from sessions_admin.ourdata.rollups.figures import Scope
 from sessions_admin.ourdata.rollups.schema import HEAD_CHARS
 from sessions_admin.params import MAX_SQLITE_INT, BadParameter
 from sessions_admin.store import feed
-from sessions_admin.store.connection import StoreError
 
 #: Calls per page (read at call time, so a test can make pages small).
 PAGE_SIZE = 50
@@ -277,7 +274,7 @@ def with_heads(page: CallPage) -> CallPage:
     ids = {mid for row in page.rows for mid in (row.first_id, row.second_id, row.link_id)}
     try:
         heads = feed.call_heads(sorted(mid for mid in ids if mid is not None), HEAD_CHARS)
-    except (DatabaseError, StoreError):
+    except feed.READ_ERRORS:
         return page
     none = (None, None)
     for row in page.rows:

@@ -11,6 +11,7 @@ import sqlite3
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from hashlib import blake2b
 
 from sessions_admin import clock
 from sessions_admin.ourdata.rollups import principals
@@ -59,6 +60,14 @@ class _Call:
     #: The head of the link row's result, kept for failed calls only (the error groups).
     result_head: str | None
     dirty: bool = True
+
+
+def call_digest(session_id: str, key: str) -> int:
+    """A call's identity in ``rollup_call``: 64 bits of BLAKE2b over its session id and
+    :func:`~sessions_admin.store.toolcalls.call_key` (two calls share one with a chance
+    of 2**-64 per pair, as the sync's row digests do)."""
+    raw = f"{session_id}\x00{key}".encode("utf-8", "surrogatepass")
+    return int.from_bytes(blake2b(raw, digest_size=8).digest(), "big", signed=True)
 
 
 def _head(text: str | None) -> str | None:
@@ -260,7 +269,8 @@ class RollupListener:
 
         Message counts are kept per session and hour, not per message, so they
         are corrected only when the session itself is forgotten; the runtime
-        deletes whole sessions, never single messages.
+        deletes whole sessions, never single messages, so this reads the
+        per-call table through (no index by message id is kept for it).
         """
         ids = list(dict.fromkeys(message_ids))
         deltas = _Deltas()
@@ -360,22 +370,22 @@ def _known_calls(side: sqlite3.Connection, batch: Sequence[FeedMessage]) -> dict
     half; the keys go into a temporary table and one join on the call key's
     unique index finds them (not one SELECT per tool row).
     """
-    keys = {
-        (m.session_id, key)
+    wanted = {
+        call_digest(m.session_id, key): (m.session_id, key)
         for m in batch
         if is_tool_call(m.tool_name) and (key := call_key(m.id, m.tool_call_id)).startswith("c:")
     }
-    if not keys:
+    if not wanted:
         return {}
-    side.execute("CREATE TEMP TABLE IF NOT EXISTS rollup_wanted (session_id TEXT, call_key TEXT)")
+    side.execute("CREATE TEMP TABLE IF NOT EXISTS rollup_wanted (call_id INTEGER)")
     side.execute("DELETE FROM rollup_wanted")
-    side.executemany("INSERT INTO rollup_wanted VALUES (?, ?)", list(keys))
+    side.executemany("INSERT INTO rollup_wanted VALUES (?)", [(d,) for d in wanted])
     columns = ", ".join(f"c.{name.strip()}" for name in _CALL_COLUMNS.split(","))
     rows = side.execute(
-        f"SELECT w.session_id, w.call_key, {columns} FROM rollup_wanted AS w "
-        "CROSS JOIN rollup_call AS c ON c.session_id = w.session_id AND c.call_key = w.call_key"
+        f"SELECT w.call_id, {columns} FROM rollup_wanted AS w "
+        "CROSS JOIN rollup_call AS c ON c.call_id = w.call_id"
     )
-    return {(sid, key): _call_from_row(row) for sid, key, *row in rows}
+    return {wanted[digest]: _call_from_row(row) for digest, *row in rows}
 
 
 def _take_call(
@@ -449,13 +459,14 @@ def _write_calls(side: sqlite3.Connection, calls: Iterable[tuple[tuple[str, str]
             c.result_head,
         )
         if c.rowid is None:
+            digest = call_digest(sid, key)
             new.append(
-                (sid, key, c.tool, c.target, c.profile, c.principal, c.ts, c.first_id, *values)
+                (sid, digest, c.tool, c.target, c.profile, c.principal, c.ts, c.first_id, *values)
             )
         else:
             changed.append((*values, c.rowid))
     side.executemany(
-        "INSERT INTO rollup_call (session_id, call_key, tool, target, profile, principal, ts, "
+        "INSERT INTO rollup_call (session_id, call_id, tool, target, profile, principal, ts, "
         "first_id, duration_ms, band, failed, second_id, link_id, result_head) "
         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         new,
