@@ -5,7 +5,8 @@ only through :mod:`sessions_admin.deletion`. What the dashboard itself
 keeps lives here, under ``settings.VAR_DIR`` (``SESSIONS_ADMIN_VAR_DIR``),
 never in the store's folder:
 
-* the side database (``side.sqlite3``): the search index over every
+* the side database (``side.sqlite3``, with the trigram index over message
+  text in ``side-text.sqlite3`` beside it): the search index over every
   transcript and the rollups behind the overview and tool pages, both fed by
   one pass of ``manage.py sync_index`` (:mod:`.sync`);
 * the deletion audit (:mod:`.audit`, a Django model in Django's own database),
