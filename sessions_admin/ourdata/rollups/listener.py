@@ -377,13 +377,15 @@ def _known_calls(side: sqlite3.Connection, batch: Sequence[FeedMessage]) -> dict
     }
     if not wanted:
         return {}
-    side.execute("CREATE TEMP TABLE IF NOT EXISTS rollup_wanted (call_id INTEGER)")
+    side.execute("CREATE TEMP TABLE IF NOT EXISTS rollup_wanted (session_id TEXT, call_id INTEGER)")
     side.execute("DELETE FROM rollup_wanted")
-    side.executemany("INSERT INTO rollup_wanted VALUES (?)", [(d,) for d in wanted])
+    side.executemany(
+        "INSERT INTO rollup_wanted VALUES (?, ?)", [(sid, d) for d, (sid, _) in wanted.items()]
+    )
     columns = ", ".join(f"c.{name.strip()}" for name in _CALL_COLUMNS.split(","))
     rows = side.execute(
-        f"SELECT w.call_id, {columns} FROM rollup_wanted AS w "
-        "CROSS JOIN rollup_call AS c ON c.call_id = w.call_id"
+        f"SELECT w.call_id, {columns} FROM rollup_wanted AS w CROSS JOIN rollup_call AS c "
+        "ON c.session_id = w.session_id AND c.call_id = w.call_id"
     )
     return {wanted[digest]: _call_from_row(row) for digest, *row in rows}
 

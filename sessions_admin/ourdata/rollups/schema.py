@@ -126,7 +126,8 @@ CREATE TABLE IF NOT EXISTS rollup_call (
   -- the others: the tool page reads its rows' heads from the store.
   result_head TEXT
 );
-CREATE UNIQUE INDEX IF NOT EXISTS rollup_call_key ON rollup_call (call_id);
+-- Unique per call, and a session's calls together (forgetting a session reads them).
+CREATE UNIQUE INDEX IF NOT EXISTS rollup_call_key ON rollup_call (session_id, call_id);
 -- A tool's calls newest first, and its durations within a window.
 CREATE INDEX IF NOT EXISTS rollup_call_tool_ts ON rollup_call (tool, ts, duration_ms);
 CREATE INDEX IF NOT EXISTS rollup_call_tool_failed ON rollup_call (tool, ts) WHERE failed;
