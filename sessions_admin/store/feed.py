@@ -20,17 +20,33 @@ store's own row (:func:`messages_by_id`, :func:`sessions_by_id`,
 
 from __future__ import annotations
 
-import hashlib
-from collections.abc import Iterator, Sequence
+import logging
+import marshal
+import sqlite3
+import subprocess
+import sys
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from sessions_admin.sqlhelpers import chunks, placeholders
+from sessions_admin.store import blockread
+from sessions_admin.store.backend.base import store_authorizer, store_uri
 from sessions_admin.store.backend.tolerant import tolerant_rows
+from sessions_admin.store.blockread import newer_sqlite, row_digest
 from sessions_admin.store.cliptext import clipped_sql
-from sessions_admin.store.connection import raw_connection, run_sql, store_connection
+from sessions_admin.store.connection import (
+    StoreError,
+    is_read_only,
+    raw_connection,
+    run_sql,
+    store_connection,
+    store_path,
+)
 from sessions_admin.store.queries import SORTS, Cursor, SessionFilter, filter_with, keyset_sql
 from sessions_admin.store.toolcalls import call_key, is_tool_call, reports_error
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -225,11 +241,6 @@ SIG_SQL = _quoted(ROW_COLUMNS)
 IDENT_SQL = _quoted(IDENTITY_COLUMNS)
 
 
-def row_digest(quoted: bytes) -> bytes:
-    """Eight bytes of BLAKE2b over a row's quoted columns (a collision is a 2**-64 chance)."""
-    return hashlib.blake2b(quoted, digest_size=8).digest()
-
-
 #: An id the index can hold: TEXT that is valid UTF-8 (BLOB ids and undecodable
 #: text are listed from the store, never from the index).
 _TEXT_ID = "CASE WHEN typeof(id) = 'text' THEN CAST(id AS BLOB) END"
@@ -268,16 +279,122 @@ def decoded_id(raw: bytes | None) -> str | None:
         return None
 
 
-def session_walk() -> Iterator[tuple[int, str | None, bytes]]:
-    """Every session row in the table's own order: ``(rowid, id, digest)``.
+#: Session rows per block of the walk (:func:`read_blocks`): rowids
+#: ``block << BLOCK_BITS`` up to the next block's first.
+BLOCK_BITS = 6
+_BLOCK = 1 << BLOCK_BITS
+#: One row as a block's text holds it: rowid, id and every column, each written
+#: distinctly (``quote``), the row ended by char(30).
+_ROW_TEXT = f"rowid || char(31) || quote(id) || char(31) || {SIG_SQL} || char(30)"
+# Each block of rowids ?1..?2 that holds a row: (block, its rows' text). Empty
+# stretches of rowids are skipped with one seek each (the recursive step finds
+# the next rowid), so rowids far apart or negative cost nothing; SQLite writes
+# a block's 64 rows out in C, no Python per row. Within a block group_concat
+# meets the rows in rowid order (a range scan); were it ever otherwise a block
+# would only look changed and be compared row by row: slower, never wrong.
+_BLOCK_SQL = f"""
+WITH RECURSIVE b(lo) AS (
+  SELECT (SELECT rowid FROM sessions WHERE rowid >= ?1 ORDER BY rowid LIMIT 1)
+    >> {BLOCK_BITS} << {BLOCK_BITS}
+  UNION ALL
+  SELECT (SELECT rowid FROM sessions WHERE rowid >= b.lo + {_BLOCK} ORDER BY rowid LIMIT 1)
+    >> {BLOCK_BITS} << {BLOCK_BITS}
+  FROM b WHERE b.lo IS NOT NULL AND b.lo + {_BLOCK} <= ?2
+)
+SELECT lo >> {BLOCK_BITS}, (
+  SELECT CAST(group_concat({_ROW_TEXT}, '') AS BLOB) FROM sessions
+  WHERE rowid >= max(b.lo, ?1) AND rowid < b.lo + {_BLOCK} AND rowid <= ?2
+) FROM b WHERE lo IS NOT NULL AND lo <= ?2
+"""
+_ROWS_SQL = (
+    f"SELECT rowid, {_TEXT_ID}, {SIG_SQL} FROM sessions WHERE rowid BETWEEN ? AND ? ORDER BY rowid"
+)
 
-    One sequential scan (the cheapest way through 500,000 rows); the id is
-    None where it is not text the index can hold. The digest is
-    :func:`row_digest` of the same columns as :attr:`FeedSession.sig`.
+
+def block_ranges(blocks: Iterable[int]) -> Iterator[tuple[int, int]]:
+    """Runs of consecutive blocks as rowid ranges ``(first, last)``, in order."""
+    return blockread.ranges(blocks, BLOCK_BITS)
+
+
+@dataclass(frozen=True)
+class BlockPart:
+    """Blocks of session rows that differ from the digests kept (:func:`read_blocks`)."""
+
+    #: The blocks, in order.
+    blocks: list[int]
+    #: The store's digest of each of them that holds a row.
+    digests: dict[int, bytes]
+    #: Their rows, ``(rowid, id, digest)`` in rowid order: the id None where it is
+    #: not text the index can hold, the digest :func:`row_digest` of the same
+    #: columns as :attr:`FeedSession.sig`.
+    rows: list[tuple[int, str | None, bytes]]
+
+
+def read_blocks(kept: dict[int, bytes]) -> Iterator[BlockPart]:
+    """The session rows in blocks of 64 rowids, each block's digest compared with
+    ``kept``; the blocks that differ, and those kept that the store has no row in
+    any more, with their rows, in parts: one snapshot, read as :mod:`.blockread` says.
     """
-    digest = row_digest
-    for rowid, raw, sig in _stream(f"SELECT rowid, {_TEXT_ID}, {SIG_SQL} FROM sessions"):
-        yield rowid, decoded_id(raw), digest(sig)
+    job = {
+        "kept": dict(kept),
+        "ranges": [(INT_MIN, INT_MAX)],
+        "bits": BLOCK_BITS,
+        "block_sql": _BLOCK_SQL,
+        "rows_sql": _ROWS_SQL,
+        "timeout": float(store_connection().settings_dict.get("OPTIONS", {}).get("timeout", 5)),
+    }
+    raw_connection()  # ours is open first and closes last: see blockread
+    parts = _read_in_child(job) if _in_child() else _read_here(job)
+    for blocks, digests, rows in parts:
+        yield BlockPart(blocks, digests, [(r, decoded_id(raw), d) for r, raw, d in rows])
+
+
+#: Below this many rowids between the first session row and the last, the block
+#: read runs in this process: starting one costs more than it saves.
+CHILD_FROM_ROWIDS = 50_000
+
+
+def _in_child() -> bool:
+    if newer_sqlite() is None:
+        return False
+    low, high = run_sql("SELECT min(rowid), max(rowid) FROM sessions")[0]
+    return low is not None and high - low >= CHILD_FROM_ROWIDS
+
+
+def _read_in_child(job: dict) -> Iterator[tuple]:
+    job = {**job, "uri": store_uri(store_path(), read_only=True)}
+    with subprocess.Popen(
+        [sys.executable, "-I", blockread.__file__],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    ) as child:
+        child.stdin.write(marshal.dumps(job))
+        child.stdin.close()
+        while True:
+            try:
+                yield marshal.load(child.stdout)
+            except EOFError:
+                break
+        error = child.stderr.read().decode("utf-8", "replace").strip()
+        if child.wait() != 0:
+            raise StoreError(f"The session walk's read of the store failed: {error[-300:]}")
+
+
+def _read_here(job: dict) -> Iterator[tuple]:
+    # The standard library's SQLite, the one the dashboard's connection uses: safe
+    # in this process. Opened as that connection is (mode, authorizer).
+    conn = sqlite3.connect(
+        store_uri(store_path(), read_only=is_read_only()),
+        uri=True,
+        isolation_level=None,
+        timeout=job["timeout"],
+    )
+    try:
+        conn.set_authorizer(store_authorizer)
+        yield from blockread.read(conn, job)
+    finally:
+        conn.close()
 
 
 def all_sessions() -> Iterator[FeedSession]:
