@@ -166,3 +166,24 @@ def test_the_walk_in_its_own_process_leaves_nothing_beside_the_store(store, var_
     connections["agents"].close()
     gc.collect()  # the test's own store connections, left in reference cycles
     assert sorted(p.name for p in store.path.parent.iterdir()) == folder
+
+
+@STORE_DB
+def test_a_principals_span_follows_the_sessions_moved_away_from_it(store, var_dir):
+    for n, at in enumerate((1_000, 5_000, 9_000)):
+        store.add_session(f"s{n}", principal="user:a", created_at=at, last_active=at)
+        store.add_message(f"s{n}", "user", "hi", ts=at + 10)
+    sync.sync_once()
+
+    def span(principal: str) -> tuple:
+        rows = "SELECT first_ts, last_ts FROM rollup_principal WHERE principal = ?"
+        return tuple(side_rows(rows, (principal,))[0])
+
+    assert span("user:a") == (1_000, 9_010)
+    store.execute("UPDATE sessions SET principal_id = 'user:b' WHERE id = 's1'")
+    sync.sync_once()  # neither end of user:a's span went with it
+    assert span("user:a") == (1_000, 9_010) and span("user:b") == (5_000, 5_010)
+    store.execute("UPDATE sessions SET principal_id = 'user:b' WHERE id = 's2'")
+    sync.sync_once()
+    assert span("user:a") == (1_000, 1_010) and span("user:b") == (5_000, 9_010)
+    assert_no_drift()
