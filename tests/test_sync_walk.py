@@ -41,11 +41,13 @@ def assert_idle() -> None:
 
 @pytest.fixture(params=["here", "own process"])
 def walk_where(request, monkeypatch) -> str:
-    """The block read in this process (small stores) and in a process of its own."""
+    """The block read in this process (small stores) and in a process of its own,
+    its answer in parts of two blocks."""
     if request.param == "own process":
         if blockread.newer_sqlite() is None:
             pytest.skip("no SQLite newer than the standard library's (pysqlite3) here")
         monkeypatch.setattr(feed, "CHILD_FROM_ROWIDS", 0)
+    monkeypatch.setattr(feed, "PART_BLOCKS", 2)
     return request.param
 
 

@@ -69,13 +69,8 @@ def ranges(blocks: Iterable[int], bits: int) -> Iterator[tuple[int, int]]:
         yield run[0] << bits, ((run[1] + 1) << bits) - 1
 
 
-#: Blocks per answer a read sends: the rows of every block that differs would
-#: be all 500,000 on a first pass, so they go in parts the caller takes one by one.
-CHUNK_BLOCKS = 1024
-
-
 def read(conn: Any, job: dict) -> Iterator[tuple[list[int], dict[int, bytes], list]]:
-    """Inside one read transaction of ``conn``, in parts of up to :data:`CHUNK_BLOCKS`
+    """Inside one read transaction of ``conn``, in parts of up to ``job["part_blocks"]``
     blocks: ``(blocks, digests, rows)`` for the blocks in ``job["ranges"]`` whose
     digest differs from ``job["kept"]`` (every block when ``kept`` is None) and the
     kept blocks the store has no row in any more, blocks in order; ``digests``
@@ -92,8 +87,9 @@ def read(conn: Any, job: dict) -> Iterator[tuple[list[int], dict[int, bytes], li
                 if kept is None or kept.pop(block, None) != digest:
                     digests[block] = digest
         differ = sorted([*digests, *(kept or ())])
-        for start in range(0, len(differ), CHUNK_BLOCKS):
-            blocks = differ[start : start + CHUNK_BLOCKS]
+        size = job["part_blocks"]
+        for start in range(0, len(differ), size):
+            blocks = differ[start : start + size]
             rows = [
                 (rowid, raw, row_digest(sig))
                 for first, last in ranges(blocks, job["bits"])

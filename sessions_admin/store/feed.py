@@ -339,6 +339,7 @@ def read_blocks(kept: dict[int, bytes]) -> Iterator[BlockPart]:
         "kept": dict(kept),
         "ranges": [(INT_MIN, INT_MAX)],
         "bits": BLOCK_BITS,
+        "part_blocks": PART_BLOCKS,
         "block_sql": _BLOCK_SQL,
         "rows_sql": _ROWS_SQL,
         "timeout": float(store_connection().settings_dict.get("OPTIONS", {}).get("timeout", 5)),
@@ -348,6 +349,10 @@ def read_blocks(kept: dict[int, bytes]) -> Iterator[BlockPart]:
     for blocks, digests, rows in parts:
         yield BlockPart(blocks, digests, [(r, decoded_id(raw), d) for r, raw, d in rows])
 
+
+#: Blocks per part of a read: the rows of every block that differs are all
+#: 500,000 on a first pass, so they come in parts the walk takes one by one.
+PART_BLOCKS = 1024
 
 #: Below this many rowids between the first session row and the last, the block
 #: read runs in this process: starting one costs more than it saves.
