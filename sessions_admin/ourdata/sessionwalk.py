@@ -15,15 +15,17 @@ and compares them with the store's rows like two sorted files:
   again from scratch: its old messages may be gone.
 
 Row by row in Python that costs 2.2 CPU-s on 500,000 sessions, so the rows
-are compared in blocks of 64 rowids first (``sync_blocks``): SQLite writes
-each block's rows out as one text (:func:`feed.session_blocks`, in C), and a
-block whose digest equals the one kept is unchanged; only the other blocks
-are compared row by row. A block's digest is kept (:func:`settle`) only after
-its rows in the store, read in one snapshot, were found equal to what
-``sync_sessions`` holds in the same rowids; any later write to
-``sync_sessions`` in that block clears the digest (triggers), so an equal
-digest always means the store's rows are what we hold. A block with no
-digest, or one the store no longer has rows in, is compared row by row.
+are compared in blocks of 16 rowids first (``sync_blocks``): SQLite writes
+each block's rows out as one text, in C (:func:`feed.read_blocks`), and a
+block whose digest equals the one kept is unchanged; only the rows of the
+other blocks come to Python to be compared. A block's digest is kept only
+when its rows as the store had them were found equal to what
+``sync_sessions`` holds, inside a side transaction: by the walk itself (a
+block with no digest yet, e.g. after a first build), or by :func:`settle`
+once the pass has taken in the changes. Any later write to
+``sync_sessions`` in a block clears its digest (triggers), so an equal digest
+always means the store's rows are what we hold. A block the store has no
+rows in any more is compared too.
 
 The walk reads the store in one snapshot, so a row moved between blocks
 while it runs is seen either before or after the move, never as both or
@@ -95,10 +97,21 @@ _END = (1 << 63, None, b"")
 
 def _prepare(side: sqlite3.Connection) -> None:
     """The triggers, and a block row for every block we hold rows in (a side file
-    from before the blocks, or a first build, which ran without the triggers)."""
+    from before the blocks, or a first build, which ran without the triggers).
+
+    Blocks kept with another size are dropped first: their numbers mean other rowids.
+    """
     with sidedb.transaction(side):
         for trigger in _TRIGGERS:
             side.execute(trigger)
+        bits = side.execute("SELECT value FROM sync_state WHERE key = 'walk_block_bits'")
+        if bits.fetchone() != (_BITS,):
+            side.execute("DELETE FROM sync_blocks")
+            side.execute(
+                "INSERT INTO sync_state (key, value) VALUES ('walk_block_bits', ?) "
+                "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                (_BITS,),
+            )
         if side.execute("SELECT 1 FROM sync_blocks LIMIT 1").fetchone() is None:
             side.execute(
                 f"INSERT INTO sync_blocks (block) SELECT DISTINCT srowid >> {_BITS} "
