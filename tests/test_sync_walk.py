@@ -189,3 +189,64 @@ def test_a_principals_span_follows_the_sessions_moved_away_from_it(store, var_di
     sync.sync_once()
     assert span("user:a") == (1_000, 1_010) and span("user:b") == (5_000, 9_010)
     assert_no_drift()
+
+
+def recreate(store, sid: str) -> None:
+    """The same row again under a new rowid (its messages kept)."""
+    with store.connect() as conn:
+        conn.execute("PRAGMA foreign_keys = OFF")
+        conn.execute("CREATE TEMP TABLE again AS SELECT * FROM sessions WHERE id = ?", (sid,))
+        conn.execute("DELETE FROM sessions WHERE id = ?", (sid,))
+        conn.execute("INSERT INTO sessions SELECT * FROM again")
+
+
+@STORE_DB
+def test_a_session_created_again_after_the_walk_saw_it_gone_is_taken_in(
+    store, var_dir, monkeypatch
+):
+    many_sessions(store, 100)
+    store.add_message("s0007", "user", "osprey")
+    sync.sync_once()
+    store.execute("DELETE FROM session_messages WHERE session_id = 's0007'")
+    store.execute("DELETE FROM sessions WHERE id = 's0007'")
+    read_blocks = feed.read_blocks
+
+    def then_created_again(kept):
+        yield from read_blocks(kept)
+        store.add_session("s0007", principal="user:late", title="late")
+
+    monkeypatch.setattr(feed, "read_blocks", then_created_again)
+    report = sync.sync_once()
+    assert report.sessions_forgotten == 0
+    assert indexed("s0007")[0] == "user:late"
+    assert side_rows("SELECT messages FROM rollup_session WHERE session_id = 's0007'") == [(0,)]
+    assert_no_drift()
+
+
+@STORE_DB
+def test_a_session_seen_at_its_new_rowid_but_not_gone_from_its_old_is_taken_in_again(
+    store, var_dir, monkeypatch
+):
+    # Two snapshots (the halves of a big store) may see a moved row twice.
+    many_sessions(store, 100)
+    sync.sync_once()
+    (old,) = store.execute("SELECT rowid FROM sessions WHERE id = 's0005'")[0]
+    recreate(store, "s0005")
+    read_blocks = feed.read_blocks
+
+    def old_block_unchanged(kept):
+        for part in read_blocks(kept):
+            blocks = [b for b in part.blocks if b != old >> feed.BLOCK_BITS]
+            rows = [r for r in part.rows if r[0] >> feed.BLOCK_BITS != old >> feed.BLOCK_BITS]
+            yield feed.BlockPart(blocks, part.digests, rows)
+
+    monkeypatch.setattr(feed, "read_blocks", old_block_unchanged)
+    report = sync.sync_once()
+    assert (report.sessions_added, report.sessions_updated) == (1, 0)
+    assert side_rows("SELECT srowid FROM sync_sessions WHERE id = 's0005'") == list(
+        store.execute("SELECT rowid FROM sessions WHERE id = 's0005'")
+    )
+    monkeypatch.undo()
+    assert_no_drift()
+    sync.sync_once()  # the old block, read for real, now settles
+    assert_idle()

@@ -27,9 +27,7 @@ once the pass has taken in the changes. Any later write to
 always means the store's rows are what we hold. A block the store has no
 rows in any more is compared too.
 
-The walk reads the store in one snapshot, so a row moved between blocks
-while it runs is seen either before or after the move, never as both or
-neither. Only the differences are held in memory. A session whose id is not
+Only the differences are held in memory. A session whose id is not
 text the index can hold (a BLOB, or TEXT that is not valid UTF-8) is
 counted, not indexed: the list then reads such filters from the store.
 """
@@ -41,6 +39,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from sessions_admin.ourdata import sidedb
+from sessions_admin.sqlhelpers import chunks, placeholders
 from sessions_admin.store import feed
 
 SCHEMA = """
@@ -216,8 +215,38 @@ def walk(side: sqlite3.Connection) -> Walk:
                 result.unsettled[block] = (part.digests.get(block), rows, unindexable[block])
                 room -= len(rows)
     merge.finish()
+    _allow_for_skew(side, result)
     result.unindexable += sum(n for block, n in counts.items() if block not in seen)
     return result
+
+
+def _allow_for_skew(side: sqlite3.Connection, result: Walk) -> None:
+    """Ids that moved while the store was read, or since, taken in again from scratch.
+
+    The halves of a big store are read in two snapshots, and the pass applies
+    what the walk found later still: a row moved from one block to another
+    in between may be seen in neither place (it looks deleted) or in both (a
+    "new" id we hold at its old rowid). Either is a session to forget and take
+    in again as the store has it when the pass reads its row.
+    """
+    if result.new:
+        held = {sid for (sid,) in _held_ids(side, result.new)}
+        if held:
+            result.new = [sid for sid in result.new if sid not in held]
+            result.moved = sorted({*result.moved, *held})
+    if result.gone:
+        present = feed.present_session_ids(result.gone)
+        if present:
+            result.gone = [sid for sid in result.gone if sid not in present]
+            result.moved = sorted({*result.moved, *present})
+
+
+def _held_ids(side: sqlite3.Connection, session_ids: list[str]) -> list[tuple[str]]:
+    rows: list[tuple[str]] = []
+    for chunk in chunks(session_ids):
+        marks = placeholders(len(chunk))
+        rows += side.execute(f"SELECT id FROM sync_sessions WHERE id IN ({marks})", chunk)
+    return rows
 
 
 def _keep_digests(

@@ -26,6 +26,7 @@ import sqlite3
 import subprocess
 import sys
 from collections.abc import Iterable, Iterator, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass
 from typing import Any
 
@@ -336,8 +337,12 @@ class BlockPart:
 def read_blocks(kept: dict[int, bytes]) -> Iterator[BlockPart]:
     """The session rows in blocks (:data:`BLOCK_BITS`), each block's digest compared
     with ``kept``; the blocks that differ, and those kept that the store has no row
-    in any more, with their rows, in parts: one snapshot, read as :mod:`.blockread`
-    says (in a process of its own on a big store).
+    in any more, with their rows, in parts, read as :mod:`.blockread` says.
+
+    On a big store the two halves of the rowids are read at once by two
+    processes of their own (two cores), each in one snapshot; the halves'
+    snapshots may differ by a commit, which the walk allows for. Otherwise in
+    this process, in one snapshot.
     """
     job = {
         "kept": dict(kept),
@@ -349,7 +354,8 @@ def read_blocks(kept: dict[int, bytes]) -> Iterator[BlockPart]:
         "timeout": float(store_connection().settings_dict.get("OPTIONS", {}).get("timeout", 5)),
     }
     raw_connection()  # ours is open first and closes last: see blockread
-    parts = _read_in_child(job) if _in_child() else _read_here(job)
+    split = _split_rowid()
+    parts = _read_here(job) if split is None else _read_in_children(job, split)
     for blocks, digests, rows in parts:
         yield BlockPart(blocks, digests, [(r, decoded_id(raw), d) for r, raw, d in rows])
 
@@ -359,35 +365,55 @@ def read_blocks(kept: dict[int, bytes]) -> Iterator[BlockPart]:
 PART_BLOCKS = 1024
 
 #: Below this many rowids between the first session row and the last, the block
-#: read runs in this process: starting one costs more than it saves.
+#: read runs in this process: starting processes costs more than it saves.
 CHILD_FROM_ROWIDS = 50_000
 
 
-def _in_child() -> bool:
+def _split_rowid() -> int | None:
+    """The first rowid of the upper half, on a block's edge, when processes of their
+    own should read the halves (a big store, and ``pysqlite3`` installed)."""
     if newer_sqlite() is None:
-        return False
+        return None
     low, high = run_sql("SELECT min(rowid), max(rowid) FROM sessions")[0]
-    return low is not None and high - low >= CHILD_FROM_ROWIDS
+    if low is None or high - low < CHILD_FROM_ROWIDS:
+        return None
+    return (low + (high - low) // 2) >> BLOCK_BITS << BLOCK_BITS
 
 
-def _read_in_child(job: dict) -> Iterator[tuple]:
-    job = {**job, "uri": store_uri(store_path(), read_only=True)}
-    with subprocess.Popen(
-        [sys.executable, "-I", blockread.__file__],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    ) as child:
-        child.stdin.write(marshal.dumps(job))
-        child.stdin.close()
-        while True:
-            try:
-                yield marshal.load(child.stdout)
-            except EOFError:
-                break
-        error = child.stderr.read().decode("utf-8", "replace").strip()
-        if child.wait() != 0:
-            raise StoreError(f"The session walk's read of the store failed: {error[-300:]}")
+def _read_in_children(job: dict, split: int) -> Iterator[tuple]:
+    edge = split >> BLOCK_BITS
+    halves = [
+        ((INT_MIN, split - 1), {b: d for b, d in job["kept"].items() if b < edge}),
+        ((split, INT_MAX), {b: d for b, d in job["kept"].items() if b >= edge}),
+    ]
+    uri = store_uri(store_path(), read_only=True)
+    with ExitStack() as stack:
+        children = []
+        for span, kept in halves:
+            child = stack.enter_context(
+                subprocess.Popen(
+                    [sys.executable, "-I", blockread.__file__],
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                )
+            )
+            child.stdin.write(marshal.dumps({**job, "uri": uri, "ranges": [span], "kept": kept}))
+            child.stdin.close()
+            children.append(child)
+        for child in children:
+            yield from _answers(child)
+
+
+def _answers(child: subprocess.Popen) -> Iterator[tuple]:
+    while True:
+        try:
+            yield marshal.load(child.stdout)
+        except EOFError:
+            break
+    error = child.stderr.read().decode("utf-8", "replace").strip()
+    if child.wait() != 0:
+        raise StoreError(f"The session walk's read of the store failed: {error[-300:]}")
 
 
 def _read_here(job: dict) -> Iterator[tuple]:
@@ -434,6 +460,16 @@ def messages_of_sessions(session_ids: Sequence[str], up_to_id: int) -> list[Feed
             )
         )
     found.sort(key=lambda m: m.id)
+    return found
+
+
+def present_session_ids(session_ids: Sequence[str]) -> set[str]:
+    """Those of these session ids the store has a row for (one index probe each)."""
+    found: set[str] = set()
+    for chunk in chunks(dict.fromkeys(session_ids)):
+        marks = placeholders(len(chunk))
+        rows = run_sql(f"SELECT id FROM sessions WHERE id IN ({marks})", chunk)
+        found.update(row[0] for row in rows)
     return found
 
 
