@@ -372,7 +372,7 @@ CHILD_FROM_ROWIDS = 50_000
 def _split_rowid() -> int | None:
     """The first rowid of the upper half, on a block's edge, when processes of their
     own should read the halves (a big store, and ``pysqlite3`` installed)."""
-    if newer_sqlite() is None:
+    if newer_sqlite() is None or not sys.executable:
         return None
     low, high = run_sql("SELECT min(rowid), max(rowid) FROM sessions")[0]
     if low is None or high - low < CHILD_FROM_ROWIDS:
