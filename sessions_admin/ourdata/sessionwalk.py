@@ -190,11 +190,8 @@ def walk(side: sqlite3.Connection) -> Walk:
     that read our rows; the others wait for :func:`settle`.
     """
     _prepare(side)
-    kept: dict[int, bytes] = {}
-    counts: dict[int, int] = {}
-    for block, digest, count in side.execute("SELECT block, digest, unindexable FROM sync_blocks"):
-        kept[block] = digest
-        counts[block] = count
+    kept: dict[int, bytes] = dict(side.execute("SELECT block, digest FROM sync_blocks"))
+    counts = dict(side.execute("SELECT block, unindexable FROM sync_blocks WHERE unindexable"))
     result = Walk()
     merge = _Merge(result)
     seen: set[int] = set()

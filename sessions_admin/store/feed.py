@@ -10,9 +10,10 @@ of its text and the pass never stops on it), integer columns as ``int``
 or ``None`` (anything that is not a whole number within SQLite's signed 64
 bits becomes ``None``).
 
-This is the only code that reads the store for our side data: the sync's
-batches, the store's current session ids (to notice what the runtime
-deleted), the queries the search uses to check each hit against the
+This is the only code that reads the store for our side data (with
+:mod:`.blockread`, which it runs): the sync's batches, every session row in
+blocks (:func:`read_blocks`, to notice what the runtime edited or deleted),
+the queries the search uses to check each hit against the
 store's own row (:func:`messages_by_id`, :func:`sessions_by_id`,
 :func:`newest_messages`), and the session list's filters and order as SQL
 (:func:`session_list_sql`) for the side index's copy of the session columns.
