@@ -356,6 +356,44 @@ def page_of_ids(
     return page
 
 
+def sort_copy(value: Any, column: str) -> int | None:
+    """A sort value as an integer that orders exactly as SQLite orders the stored one
+    (what our label rows copy), or ``None`` when none does: text and BLOBs sort after
+    every number, and a fraction is no integer. A NULL turn count sorts as 0."""
+    if value is None:
+        return 0 if column == "turn_count" else None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer() and -(2**63) <= value < 2**63:
+        return int(value)
+    return None
+
+
+def rows_matching(session_ids: list[str], session_filter: SessionFilter) -> dict[Any, tuple]:
+    """The raw rows of these sessions that still exist and match ``session_filter``
+    (primary-key lookups), by id."""
+    clauses, params = session_filter.where()
+    found: dict[Any, tuple] = {}
+    for chunk in chunks(session_ids):
+        where = " AND ".join([f"id IN ({placeholders(len(chunk))})", *clauses])
+        for raw in run_sql(f"{_SELECT} WHERE {where}", [*chunk, *params]):
+            found[raw[_ID]] = raw
+    return found
+
+
+def row_sort_copy(raw: tuple, sort: str) -> int | None:
+    """:func:`sort_copy` of a raw row's value for ``sort``."""
+    column, _ = SORTS[sort]
+    return sort_copy(raw[SESSION_COLUMNS.index(column)], column)
+
+
+def cut_page(raw: list[tuple], sort: str, limit: int, strategy: str) -> SessionPage:
+    """A page of the first ``limit`` of these raw rows (already in the sort's order),
+    with a cursor after them when there are more."""
+    rows, next_cursor = _cut(raw, sort, limit)
+    return SessionPage(rows=rows, next_cursor=next_cursor, strategy=strategy)
+
+
 def list_sessions(
     session_filter: SessionFilter,
     sort: str = DEFAULT_SORT,
@@ -429,8 +467,9 @@ def list_sessions_among(
 
     Each chunk of ids is a primary-key lookup of its rows, sorted, the page's
     slice kept; the slices are merged in SQLite's order. Every labelled session
-    is read (about 6 µs each on the bench store), which is why the list prefers
-    the side index for this when it is fresh (``index.sessions.page_ids(among=…)``).
+    is read (about 6 µs each on the bench store), which is why the list reads
+    its label pages from our copies of the sort values when it can
+    (``views.labelled``): this is their exact fallback.
     """
     column, descending = SORTS[sort]
     key_clauses, key_params = _keyset(column, descending, cursor)

@@ -25,6 +25,7 @@ from sessions_admin.ourdata.review.models import QUEUE_MAX_ITEMS, ReviewItem, Re
 from sessions_admin.ourdata.storename import current_store
 from sessions_admin.params import MAX_SQLITE_INT
 from sessions_admin.sqlhelpers import chunks
+from sessions_admin.store import feed
 
 #: How long a claim holds before someone else may take the session.
 CLAIM_FOR = timedelta(minutes=30)
@@ -58,6 +59,8 @@ def make_queue(
 ) -> ReviewQueue:
     """A queue of these sessions in this order (the first QUEUE_MAX_ITEMS), in one transaction."""
     ids = list(dict.fromkeys(session_ids))[:QUEUE_MAX_ITEMS]
+    # Which sessions the items are about: one the runtime re-creates under an id is another.
+    keys = feed.sort_keys(ids)
     with transaction.atomic():
         queue = ReviewQueue.objects.create(
             name=name, source=source, created_by=user, total=len(ids), capped=capped
@@ -68,6 +71,7 @@ def make_queue(
                     queue=queue,
                     store_name=queue.store_name,
                     session_id=sid,
+                    session_created_at=keys[sid].created_at if sid in keys else None,
                     position=start * 1000 + offset,
                 )
                 for offset, sid in enumerate(chunk)
