@@ -14,6 +14,7 @@ at all; those run as one plain scan, bounded by the time limit.
 from __future__ import annotations
 
 import heapq
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from itertools import islice
@@ -490,6 +491,70 @@ def list_sessions_among(
     return SessionPage(rows=rows, next_cursor=next_cursor, strategy="among")
 
 
+#: Rows a whole-list walk reads at first per target (then twice as many, up to WALK_MAX_STEP).
+WALK_STEP = 256
+WALK_MAX_STEP = 8192
+
+
+def _mergeable(session_filter: SessionFilter, column: str) -> bool:
+    """Is the list read per target and merged (the store's (target, last_active) index)?"""
+    return (
+        column == "last_active"
+        and not session_filter.target
+        and not session_filter.principal
+        and not session_filter.q
+    )
+
+
+def walk_sessions(session_filter: SessionFilter, sort: str = DEFAULT_SORT) -> Iterator[SessionRow]:
+    """Every session the list shows for this filter, in its order, read as it is taken
+    (a review queue's source stops after 10,001).
+
+    Where the list merges per target, each target's index is read a step at a
+    time and the streams merged, so 10,000 sessions cost about 10,000 rows
+    read; pages of the list would read a page's worth per target per page
+    (eight times as many on the bench store)."""
+    column, descending = SORTS[sort]
+    targets = distinct_targets() if _mergeable(session_filter, column) else []
+    if _mergeable(session_filter, column) and len(targets) <= MAX_MERGED_TARGETS:
+        index = SESSION_COLUMNS.index(column)
+        streams = [_target_stream(target, session_filter, sort) for target in targets]
+        for raw in heapq.merge(
+            *streams,
+            key=lambda row: (sqlite_order_key(row[index]), sqlite_order_key(row[_ID])),
+            reverse=descending,
+        ):
+            yield SessionRow.from_db(raw)
+        return
+    cursor, step = None, WALK_STEP
+    while True:
+        page = list_sessions(session_filter, sort, cursor, limit=step)
+        yield from page.rows
+        if page.next_cursor is None:
+            return
+        cursor, step = page.next_cursor, min(step * 2, WALK_MAX_STEP)
+
+
+def _target_stream(target: str, session_filter: SessionFilter, sort: str) -> Iterator[tuple]:
+    """One target's sessions in the sort's order, raw, a growing step at a time."""
+    column, descending = SORTS[sort]
+    clauses, params = session_filter.where(include_target=False)
+    index = SESSION_COLUMNS.index(column)
+    cursor, step = None, WALK_STEP
+    while True:
+        key_clauses, key_params = _keyset(column, descending, cursor)
+        where = " AND ".join(["target_key = ?", *clauses, *key_clauses])
+        rows = run_sql(
+            f"{_SELECT} WHERE {where} {_order(column, descending)} LIMIT {step}",
+            [target, *params, *key_params],
+        )
+        yield from rows
+        if len(rows) < step:
+            return
+        cursor = Cursor(sort, rows[-1][index], rows[-1][_ID])
+        step = min(step * 2, WALK_MAX_STEP)
+
+
 def _fetch_page(
     session_filter: SessionFilter,
     column: str,
@@ -500,13 +565,7 @@ def _fetch_page(
     targets: list[str] | None,
 ) -> SessionPage:
     order = _order(column, descending)
-    mergeable = (
-        column == "last_active"
-        and not session_filter.target
-        and not session_filter.principal
-        and not session_filter.q
-    )
-    if mergeable:
+    if _mergeable(session_filter, column):
         targets = distinct_targets() if targets is None else targets
         if len(targets) <= MAX_MERGED_TARGETS:
             clauses, params = session_filter.where(include_target=False)

@@ -87,23 +87,24 @@ def annotated_session_ids(store_name: str | None = None) -> set[str]:
 
 
 def _forget_rows(
-    queryset_of, current: dict[str, SortKeys], store: str
+    model: type[Note | SessionLabel | ReviewItem], current: dict[str, SortKeys], store: str
 ) -> tuple[list[int], list[tuple[int, int]]]:
-    """Of the rows ``queryset_of()`` gives for the sessions in ``current``: the pks written
+    """Of this store's ``model`` rows on the sessions in ``current``: the pks written
     about another session than the one the store holds now, and (pk, created_at) for
-    rows that recorded none yet."""
+    rows that recorded none yet. One read of the rows (not one per id chunk)."""
     other: list[int] = []
     unrecorded: list[tuple[int, int]] = []
-    for chunk in chunks(sorted(current), FORGET_CHUNK):
-        rows = queryset_of().filter(store_name=store, session_id__in=chunk)
-        for pk, sid, recorded in rows.values_list("pk", "session_id", "session_created_at"):
-            now = current[sid].created_at
-            if now is None:
-                continue  # a created_at no integer stands for: nothing to tell them apart by
-            if recorded is None:
-                unrecorded.append((pk, now))
-            elif recorded != now:
-                other.append(pk)
+    rows = model.objects.filter(store_name=store).values_list(
+        "pk", "session_id", "session_created_at"
+    )
+    for pk, sid, recorded in rows.iterator(chunk_size=5000):
+        keys = current.get(sid)
+        if keys is None or keys.created_at is None:
+            continue  # gone (forgotten apart), or a created_at nothing tells apart by
+        if recorded is None:
+            unrecorded.append((pk, keys.created_at))
+        elif recorded != keys.created_at:
+            other.append(pk)
     return other, unrecorded
 
 
@@ -125,7 +126,7 @@ def forget_recreated(current: dict[str, SortKeys], store_name: str | None = None
         ),
     )
     for model, counted, forget in models:
-        other, unrecorded = _forget_rows(lambda m=model: m.objects.all(), current, store)
+        other, unrecorded = _forget_rows(model, current, store)
         for chunk in chunks(other, FORGET_CHUNK):
             with transaction.atomic():
                 setattr(done, counted, getattr(done, counted) + forget(chunk))

@@ -65,18 +65,41 @@ def make_queue(
         queue = ReviewQueue.objects.create(
             name=name, source=source, created_by=user, total=len(ids), capped=capped
         )
-        for start, chunk in enumerate(chunks(ids, 1000)):
-            ReviewItem.objects.bulk_create(
-                ReviewItem(
-                    queue=queue,
-                    store_name=queue.store_name,
-                    session_id=sid,
-                    session_created_at=keys[sid].created_at if sid in keys else None,
-                    position=start * 1000 + offset,
-                )
-                for offset, sid in enumerate(chunk)
-            )
+        _insert_items(
+            queue,
+            [(sid, keys[sid].created_at if sid in keys else None) for sid in ids],
+        )
     return queue
+
+
+def _insert_items(queue: ReviewQueue, sessions: list[tuple[str, int | None]]) -> None:
+    """The queue's items, one ``executemany`` per thousand: 10,000 model instances through
+    ``bulk_create`` took 1.2 s of the 3 s a queue may take to make; this, about 0.1 s.
+    Every other column takes its default (open, unclaimed)."""
+    meta = ReviewItem._meta
+    columns = {
+        "queue": queue.pk,
+        "store_name": queue.store_name,
+        "session_id": None,
+        "session_created_at": None,
+        "position": None,
+        "verdict": ReviewItem.Verdict.OPEN.value,
+        "text": "",
+        "session_deleted": False,
+    }
+    connection = connections[router.db_for_write(ReviewItem)]
+    quote = connection.ops.quote_name
+    names = ", ".join(quote(meta.get_field(field).column) for field in columns)
+    sql = (
+        f"INSERT INTO {quote(meta.db_table)} ({names}) VALUES ({', '.join(['%s'] * len(columns))})"
+    )
+    rows = [
+        {**columns, "session_id": sid, "session_created_at": created, "position": position}
+        for position, (sid, created) in enumerate(sessions)
+    ]
+    with connection.cursor() as cursor:
+        for chunk in chunks(rows, 1000):
+            cursor.executemany(sql, [tuple(row.values()) for row in chunk])
 
 
 def _open_items(queue: ReviewQueue) -> QuerySet[ReviewItem]:
