@@ -363,13 +363,15 @@ def sessions_touched_after(after_id: int, cap: int) -> set[str] | None:
     """The sessions with a message after ``after_id`` (whose last activity and turn
     count the runtime's trigger changed since), or ``None`` when more than ``cap``
     messages came since (a walk of the rowid from ``after_id``: cheap when few)."""
+    # Grouped in SQLite: a session's messages come back as one row, not one each.
     rows = run_sql(
-        "SELECT session_id FROM session_messages WHERE id > ? ORDER BY id LIMIT ?",
+        "SELECT session_id, COUNT(*) FROM (SELECT session_id FROM session_messages "
+        "WHERE id > ? ORDER BY id LIMIT ?) GROUP BY session_id",
         (after_id, cap + 1),
     )
-    if len(rows) > cap:
+    if sum(count for _, count in rows) > cap:
         return None
-    return {sid for (sid,) in rows if isinstance(sid, str)}
+    return {sid for sid, _ in rows if isinstance(sid, str)}
 
 
 def messages_by_id(message_ids: Sequence[int]) -> dict[int, FeedMessage]:

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from django.db import transaction
 
 from sessions_admin.ourdata.review import labels
+from sessions_admin.ourdata.review.bulk import update_rows
 from sessions_admin.ourdata.review.models import Note, ReviewItem, SessionLabel
 from sessions_admin.ourdata.storename import current_store
 from sessions_admin.sqlhelpers import chunks
@@ -130,11 +131,7 @@ def forget_recreated(current: dict[str, SortKeys], store_name: str | None = None
         for chunk in chunks(other, FORGET_CHUNK):
             with transaction.atomic():
                 setattr(done, counted, getattr(done, counted) + forget(chunk))
-        model.objects.bulk_update(
-            [model(pk=pk, session_created_at=created) for pk, created in unrecorded],
-            ["session_created_at"],
-            batch_size=FORGET_CHUNK,
-        )
+        update_rows(model, ["session_created_at"], [(c, pk) for pk, c in unrecorded])
     return done
 
 

@@ -22,6 +22,7 @@ from django.db import connections, router
 from django.db.models import F, Q, Value
 from django.db.models.functions import Collate
 
+from sessions_admin.ourdata.review.bulk import update_rows
 from sessions_admin.ourdata.review.models import Label, LabelCopiesMark, SessionLabel
 from sessions_admin.ourdata.storename import current_store
 from sessions_admin.sqlhelpers import chunks
@@ -185,15 +186,16 @@ def refresh_copies(current: Mapping[str, SortKeys], mark: int) -> int:
     sort values, read after ``mark`` was the store's newest message) and record the
     mark; returns how many rows changed. ``sync_index`` calls it each pass."""
     store = current_store()
-    stale: list[SessionLabel] = []
-    for row in SessionLabel.objects.filter(store_name=store).only(
-        "pk", "session_id", *(f"session_{column}" for column in COPIED)
+    fields = [f"session_{column}" for column in COPIED]
+    stale: list[tuple] = []
+    for pk, sid, *copied in (
+        SessionLabel.objects.filter(store_name=store)
+        .values_list("pk", "session_id", *fields)
+        .iterator(chunk_size=5000)
     ):
-        wanted = copies_of(current.get(row.session_id))
-        if any(getattr(row, name) != value for name, value in wanted.items()):
-            for name, value in wanted.items():
-                setattr(row, name, value)
-            stale.append(row)
-    SessionLabel.objects.bulk_update(stale, [f"session_{c}" for c in COPIED], batch_size=500)
+        wanted = list(copies_of(current.get(sid)).values())
+        if copied != wanted:
+            stale.append((*wanted, pk))
+    update_rows(SessionLabel, fields, stale)
     LabelCopiesMark.objects.update_or_create(store_name=store, defaults={"message_id": mark})
     return len(stale)

@@ -21,6 +21,7 @@ from django.db import connections, router, transaction
 from django.db.models import Count, Q, QuerySet
 from django.utils import timezone
 
+from sessions_admin.ourdata.review.bulk import insert_rows
 from sessions_admin.ourdata.review.models import QUEUE_MAX_ITEMS, ReviewItem, ReviewQueue
 from sessions_admin.ourdata.storename import current_store
 from sessions_admin.params import MAX_SQLITE_INT
@@ -73,33 +74,17 @@ def make_queue(
 
 
 def _insert_items(queue: ReviewQueue, sessions: list[tuple[str, int | None]]) -> None:
-    """The queue's items, one ``executemany`` per thousand: 10,000 model instances through
-    ``bulk_create`` took 1.2 s of the 3 s a queue may take to make; this, about 0.1 s.
-    Every other column takes its default (open, unclaimed)."""
-    meta = ReviewItem._meta
-    columns = {
-        "queue": queue.pk,
-        "store_name": queue.store_name,
-        "session_id": None,
-        "session_created_at": None,
-        "position": None,
-        "verdict": ReviewItem.Verdict.OPEN.value,
-        "text": "",
-        "session_deleted": False,
-    }
-    connection = connections[router.db_for_write(ReviewItem)]
-    quote = connection.ops.quote_name
-    names = ", ".join(quote(meta.get_field(field).column) for field in columns)
-    sql = (
-        f"INSERT INTO {quote(meta.db_table)} ({names}) VALUES ({', '.join(['%s'] * len(columns))})"
+    """The queue's items, open and unclaimed (``bulk.insert_rows``: 10,000 in about 0.1 s)."""
+    fields = ("queue", "store_name", "session_id", "session_created_at", "position")
+    fields += ("verdict", "text", "session_deleted")
+    insert_rows(
+        ReviewItem,
+        fields,
+        [
+            (queue.pk, queue.store_name, sid, created, position, Verdict.OPEN.value, "", False)
+            for position, (sid, created) in enumerate(sessions)
+        ],
     )
-    rows = [
-        {**columns, "session_id": sid, "session_created_at": created, "position": position}
-        for position, (sid, created) in enumerate(sessions)
-    ]
-    with connection.cursor() as cursor:
-        for chunk in chunks(rows, 1000):
-            cursor.executemany(sql, [tuple(row.values()) for row in chunk])
 
 
 def _open_items(queue: ReviewQueue) -> QuerySet[ReviewItem]:
