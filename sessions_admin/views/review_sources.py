@@ -25,7 +25,7 @@ from sessions_admin.params import BadParameter, quoted
 from sessions_admin.store import queries
 from sessions_admin.views.labelled import labelled_page
 from sessions_admin.views.review_labels import label_param
-from sessions_admin.views.search import parse_query
+from sessions_admin.views.search import parse_query, with_label
 from sessions_admin.views.tools import call_filter_from
 
 #: Rows read a page while walking a source (the screens show 50).
@@ -93,7 +93,7 @@ def _list_sessions(query: QueryDict, principal: str | None = None) -> Iterator[s
 
 
 def _search_sessions(query: QueryDict) -> Iterator[str]:
-    search = parse_query(query)
+    search = with_label(parse_query(query), label_param(query))
     if not search.q:
         raise BadParameter("source: a /search/ source needs its q.", name="source")
     while True:
