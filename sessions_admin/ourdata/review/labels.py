@@ -198,7 +198,9 @@ def refresh_copies(current: Mapping[str, SortKeys], mark: int) -> int:
         .values_list("pk", "session_id", *fields)
         .iterator(chunk_size=5000)
     ):
-        wanted = list(copies_of(current.get(sid)).values())
+        if sid not in current:
+            continue  # labelled since ``current`` was read: its copy is the newer one
+        wanted = list(copies_of(current[sid]).values())
         if copied != wanted:
             stale.append((*wanted, pk))
     update_rows(SessionLabel, fields, stale)
