@@ -45,7 +45,14 @@ from sessions_admin.store.connection import (
     store_connection,
     store_path,
 )
-from sessions_admin.store.queries import SORTS, Cursor, SessionFilter, filter_with, keyset_sql
+from sessions_admin.store.queries import (
+    SORTS,
+    Cursor,
+    SessionFilter,
+    filter_with,
+    keyset_sql,
+    sort_copy,
+)
 from sessions_admin.store.toolcalls import call_key, is_tool_call, reports_error
 
 logger = logging.getLogger(__name__)
@@ -483,6 +490,51 @@ def sessions_by_id(session_ids: Sequence[str]) -> dict[str, FeedSession]:
             session = _feed_session(row)
             found[session.id] = session
     return found
+
+
+@dataclass(frozen=True, slots=True)
+class SortKeys:
+    """A session's sort values as our label rows copy them
+    (:func:`sessions_admin.store.queries.sort_copy`: ``None`` where no integer
+    orders as the stored value does). ``created_at`` also tells a session from
+    one the runtime re-created under the same id."""
+
+    last_active: int | None
+    created_at: int | None
+    turn_count: int | None
+
+
+def sort_keys(session_ids: Sequence[str]) -> dict[str, SortKeys]:
+    """The sort values of these sessions (missing ones are left out)."""
+    found: dict[str, SortKeys] = {}
+    for chunk in chunks(list(dict.fromkeys(session_ids))):
+        marks = placeholders(len(chunk))
+        for sid, last, created, turns in run_sql(
+            f"SELECT id, last_active, created_at, turn_count FROM sessions WHERE id IN ({marks})",
+            chunk,
+        ):
+            if isinstance(sid, str):
+                found[sid] = SortKeys(
+                    sort_copy(last, "last_active"),
+                    sort_copy(created, "created_at"),
+                    sort_copy(turns, "turn_count"),
+                )
+    return found
+
+
+def sessions_touched_after(after_id: int, cap: int) -> set[str] | None:
+    """The sessions with a message after ``after_id`` (whose last activity and turn
+    count the runtime's trigger changed since), or ``None`` when more than ``cap``
+    messages came since (a walk of the rowid from ``after_id``: cheap when few)."""
+    # Grouped in SQLite: a session's messages come back as one row, not one each.
+    rows = run_sql(
+        "SELECT session_id, COUNT(*) FROM (SELECT session_id FROM session_messages "
+        "WHERE id > ? ORDER BY id LIMIT ?) GROUP BY session_id",
+        (after_id, cap + 1),
+    )
+    if sum(count for _, count in rows) > cap:
+        return None
+    return {sid for sid, _ in rows if isinstance(sid, str)}
 
 
 def messages_by_id(message_ids: Sequence[int]) -> dict[int, FeedMessage]:
