@@ -30,9 +30,9 @@ from django.conf import settings
 from django.utils import timezone
 from django.utils.safestring import SafeString
 
-from sessions_admin.humanize import duration, exact_time, file_size
+from sessions_admin.humanize import duration, file_size, shown_and_exact_time
 from sessions_admin.ids import session_url
-from sessions_admin.markup import esc, safe_html
+from sessions_admin.markup import esc, escaped, safe_html
 from sessions_admin.store.jsontext import parse_json_text
 from sessions_admin.store.spec import KNOWN_ROLES
 from sessions_admin.store.transcript import (
@@ -50,6 +50,10 @@ from sessions_admin.views import jsonhtml
 #: Tool-call chips cycle through this many colours (CSS classes chip-0 … chip-7).
 CHIP_COLOURS = 8
 SUMMARY_CHARS = 140
+#: Texts every page prints many times, escaped once (markup.escaped says why).
+ARGS, RESULT, NOTHING = escaped("args"), escaped("result"), escaped("")
+CALL_ABOVE, RESULT_ABOVE = escaped("call ↑"), escaped("earlier result ↑")
+RESULT_BELOW, CALL_BELOW = escaped("result ↓"), escaped("same call ↓")
 
 
 @dataclass(frozen=True)
@@ -120,17 +124,30 @@ class ToolCard(Fields):
 
 @dataclass
 class MessageItem(Fields):
+    """One message as the ``messages`` partial shows it.
+
+    The row's columns the template prints are copied onto the item: one lookup
+    (``m.trace_id``) rather than two (``m.row.trace_id``), some 1,000 times a page.
+    """
+
     row: MessageRow
     #: The message id as text: the template engine localizes every number it prints.
     id: str
     classes: str
     role_class: str
+    role: str
     time: Moment | None
+    #: The row's ``ts`` when it is no time at all (its description), else "".
+    odd_time: str
     permalink: str
+    model_id: str | None = None
+    trace_id: str | None = None
     trace_short: str = ""
     trace_frames_url: str = ""
     trace_external_url: str = ""
+    span_id: str | None = None
     span_short: str = ""
+    call_id: str | None = None
     call_short: str = ""
     chip: str = ""
     pairs: list[PairLink] = field(default_factory=list)
@@ -138,11 +155,11 @@ class MessageItem(Fields):
     #: The content as shown: without a copy of the result, which has its own block.
     content: str = ""
     tool: ToolCard | None = None
-    #: The message's columns whose text is not valid UTF-8 (shown with U+FFFD).
-    undecodable: list[str] = field(default_factory=list)
+    #: The message's columns whose text is not valid UTF-8 (shown with U+FFFD), joined.
+    undecodable: str = ""
     #: Reviewers' notes on this message (markup, views.notes.message_notes_html), and
     #: the link that writes one ("" without "Can annotate"); set by the session view.
-    notes_html: str = ""
+    notes_html: str = NOTHING
     note_url: str = ""
 
 
@@ -196,8 +213,8 @@ def _moment(ts: int, zone: tzinfo) -> Moment | None:
     except (OverflowError, OSError, ValueError, TypeError):
         return None
     # The zone is part of the time shown: a reader compares it with logs kept in UTC.
-    shown = f"{moment:%Y-%m-%d %H:%M:%S} {moment.tzname() or ''}".rstrip()
-    return Moment(moment.isoformat(), exact_time(moment), shown)
+    shown, exact = shown_and_exact_time(moment)
+    return Moment(escaped(moment.isoformat()), escaped(exact), escaped(shown))
 
 
 def undecodable_columns(row: MessageRow) -> list[str]:
@@ -247,71 +264,122 @@ def _summary(text: str) -> str:
     return line if len(line) <= SUMMARY_CHARS else line[: SUMMARY_CHARS - 1] + "…"
 
 
+def _escaped_or_none(value: str | None) -> str | None:
+    return None if value is None else escaped(value)
+
+
+def _split_at(url: str, marker: str) -> tuple[str, str]:
+    """``url`` around its last ``marker``: a URL made once, then filled per message."""
+    head, _, tail = url.rpartition(marker)
+    return head, tail
+
+
 class MessageItems:
-    """Prepares one page's messages; holds what every item shares."""
+    """Prepares one page's messages; holds what every item shares.
+
+    A page has 100 messages: what they share (URL prefixes, a trace's links,
+    the slow threshold's text) is made once here, not per message.
+    """
 
     def __init__(self, session_id: str, page: MessagePage) -> None:
         self.session_id = session_id
         self.page = page
         self.slow_ms = settings.SLOW_TOOL_CALL_MS
+        self.slow_threshold = escaped(duration(self.slow_ms))
         self.zone = timezone.get_current_timezone()
         self.pairs = pairs_by_message(page)
         self.at_prefix = permalink_prefix(session_id)
+        # A value's raw download: session_url(id, "messages/<n>/<column>", raw=1) for n = 0,
+        # cut where the message id goes (the id itself is quoted before it, never after).
+        self.raw_urls = {
+            column: _split_at(
+                session_url(session_id, f"messages/0/{column}", raw=1), "/messages/0/"
+            )
+            for column in ("tool_args", "tool_result")
+        }
+        self.traces: dict[str, tuple[str, str, str]] = {}
 
     def items(self) -> list[MessageItem]:
         return [self.item(row) for row in self.page.messages]
 
     def item(self, row: MessageRow) -> MessageItem:
-        sid = self.session_id
         role_class = row.role if row.role in KNOWN_ROLES else "other"
         classes = f"msg role-{role_class}" + (" anchored" if row.id == self.page.anchor else "")
+        ts = row.ts
         item = MessageItem(
             row=row,
-            id=str(row.id),
+            id=escaped(row.id),
             classes=classes,
-            role_class=role_class,
-            time=_moment(row.ts, self.zone),
-            permalink=f"{self.at_prefix}{row.id}#message-{row.id}",
-            undecodable=undecodable_columns(row),
+            role_class=escaped(role_class),
+            role=escaped(row.role),
+            time=_moment(ts, self.zone),
+            odd_time=ts if isinstance(ts, OddValue) else "",
+            permalink=escaped(f"{self.at_prefix}{row.id}#message-{row.id}"),
         )
+        if row.model_id:
+            item.model_id = escaped(row.model_id)
         if row.trace_id:
-            item.trace_short = short_id(row.trace_id)
-            item.trace_frames_url, item.trace_external_url = trace_urls(sid, row.trace_id)
+            item.trace_id, item.trace_short, item.trace_frames_url, item.trace_external_url = (
+                self.trace(row.trace_id)
+            )
         if row.span_id:
-            item.span_short = short_id(row.span_id)
+            item.span_id, item.span_short = escaped(row.span_id), escaped(short_id(row.span_id))
+        call_short = ""
         if row.tool_call_id:
-            item.call_short = short_id(row.tool_call_id)
-            item.chip = f"chip-{chip_for(row.tool_call_id)}"
+            call_short = escaped(short_id(row.tool_call_id))
+            item.call_id, item.call_short = escaped(row.tool_call_id), call_short
+            item.chip = escaped(f"chip-{chip_for(row.tool_call_id)}")
             item.pairs = [self.pair_link(pair) for pair in self.pairs.get(row.id, ())]
-        item.content = row.content.text
         if row.content.text and row.content.truncated:
+            content = row.content.text
             item.content_truncated = self.truncated(row.id, "content", row.content)
         elif row.tool_result is not None and not row.tool_result.truncated:
-            item.content = content_without_result(row.content.text, row.tool_result.text)
+            content = content_without_result(row.content.text, row.tool_result.text)
+        else:
+            content = row.content.text
+        item.content = escaped(content) if content else ""
         has_tool = row.tool_name or row.tool_args is not None or row.tool_result is not None
         if row.role == "tool" or has_tool:
-            item.tool = self.tool_card(row)
+            item.tool = self.tool_card(row, call_short)
             if item.tool.status == "error":
-                item.classes += " has-error"
+                classes += " has-error"
+        item.classes = escaped(classes)
+        undecodable = undecodable_columns(row)
+        if undecodable:
+            item.undecodable = escaped(", ".join(undecodable))
         return item
+
+    def trace(self, trace_id: str) -> tuple[str, str, str, str]:
+        """A trace's id, short id, frames link and external link, escaped: a trace spans
+        many messages."""
+        found = self.traces.get(trace_id)
+        if found is None:
+            frames, external = trace_urls(self.session_id, trace_id)
+            found = self.traces[trace_id] = (
+                escaped(trace_id),
+                escaped(short_id(trace_id)),
+                escaped(frames),
+                escaped(external) if external else "",
+            )
+        return found
 
     def pair_link(self, pair: Pair) -> PairLink:
         anchor = f"#message-{pair.id}"
         # Off the page: a permalink without the filters, which might hide the partner.
-        href = anchor if pair.on_page else session_url(self.session_id, at=pair.id) + anchor
+        href = anchor if pair.on_page else f"{self.at_prefix}{pair.id}{anchor}"
         if pair.above:
-            label = "call ↑" if pair.role != "tool" else "earlier result ↑"
+            label = CALL_ABOVE if pair.role != "tool" else RESULT_ABOVE
         else:
-            label = "result ↓" if pair.role == "tool" else "same call ↓"
-        return PairLink(str(pair.id), pair.role, href, label)
+            label = RESULT_BELOW if pair.role == "tool" else CALL_BELOW
+        return PairLink(escaped(pair.id), escaped(pair.role), escaped(href), label)
 
-    def tool_card(self, row: MessageRow) -> ToolCard:
+    def tool_card(self, row: MessageRow, call_short: str) -> ToolCard:
         blocks: list[JsonBlock] = []
         if row.tool_args is not None:
-            blocks.append(self.json_block(row, "args", "tool_args", row.tool_args))
+            blocks.append(self.json_block(row, ARGS, "tool_args", row.tool_args))
         error = False
         if row.tool_result is not None:
-            result = self.json_block(row, "result", "tool_result", row.tool_result)
+            result = self.json_block(row, RESULT, "tool_result", row.tool_result)
             blocks.append(result)
             error = result.error
         # An odd duration (text, a BLOB) is shown as what it is, never compared.
@@ -319,15 +387,17 @@ class MessageItems:
         classes = "tool-card" + (" tool-error" if error else "") + (" tool-slow" if slow else "")
         status = "error" if error else "ok" if row.tool_result is not None else ""
         return ToolCard(
-            classes=classes,
-            name=row.tool_name,
-            target=row.tool_target,
-            op=row.tool_op,
-            duration="" if row.tool_duration_ms is None else duration(row.tool_duration_ms),
+            classes=escaped(classes),
+            name=_escaped_or_none(row.tool_name),
+            target=_escaped_or_none(row.tool_target),
+            op=_escaped_or_none(row.tool_op),
+            duration=""
+            if row.tool_duration_ms is None
+            else escaped(duration(row.tool_duration_ms)),
             slow=slow,
-            slow_threshold=duration(self.slow_ms),
-            call_id=row.tool_call_id,
-            call_short=short_id(row.tool_call_id) if row.tool_call_id else "",
+            slow_threshold=self.slow_threshold,
+            call_id=_escaped_or_none(row.tool_call_id),
+            call_short=call_short,
             status=status,
             blocks=blocks,
         )
@@ -336,9 +406,9 @@ class MessageItems:
         """A tool value: highlighted when it is a JSON object or array, else raw and marked."""
         block = JsonBlock(
             label=label,
-            dom_id=f"value-{row.id}-{column}",
-            summary=_summary(value.text),
-            text=value.text,
+            dom_id=escaped(f"value-{row.id}-{column}"),
+            summary=escaped(_summary(value.text)),
+            text=escaped(value.text),
         )
         is_result = column == "tool_result"
         if value.truncated:
@@ -346,7 +416,8 @@ class MessageItems:
             block.error = bool(is_result and row.result_error)
             block.truncated = self.truncated(row.id, column, value)
             return block
-        block.raw_url = session_url(self.session_id, f"messages/{row.id}/{column}", raw=1)
+        head, tail = self.raw_urls[column]
+        block.raw_url = escaped(f"{head}/messages/{row.id}/{tail}")
         if isinstance(value.text, Undecodable):
             block.mark, block.broken = Undecodable.MARK, True
             return block
@@ -367,10 +438,10 @@ class MessageItems:
     def truncated(self, message_id: int, column: str, value: Value) -> Truncated:
         sub = f"messages/{message_id}/{column}"
         return Truncated(
-            dom_id=f"value-{message_id}-{column}",
-            full_url=session_url(self.session_id, sub),
-            raw_url=session_url(self.session_id, sub, raw=1),
-            size=file_size(value.size),
+            dom_id=escaped(f"value-{message_id}-{column}"),
+            full_url=escaped(session_url(self.session_id, sub)),
+            raw_url=escaped(session_url(self.session_id, sub, raw=1)),
+            size=escaped(file_size(value.size)),
         )
 
 
