@@ -26,19 +26,6 @@ def esc(value: object) -> str:
     return html.escape(str(value), quote=True)
 
 
-def escaped(value: object) -> SafeString:
-    """``value`` as text for HTML, escaped here once for a template that prints it.
-
-    The template prints a :class:`SafeString` as it is, so the page is exactly what
-    the template's own escaping would have made; only the cost moves. Django's
-    escaping of a printed value goes through its lazy-text wrapper, about 1.4 µs a
-    value against 0.4 µs here: on the transcript's 3,000 printed values a page,
-    ``bench/bench_transcript.py`` measures the difference
-    (:mod:`sessions_admin.views.transcript_items`).
-    """
-    return SafeString(esc(value))
-
-
 def safe_html(markup: str) -> SafeString:
     """Mark Python-built markup safe: only for strings whose every value went through
     :func:`esc` (or is a number or class name we made)."""

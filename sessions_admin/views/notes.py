@@ -27,7 +27,7 @@ from django.views.decorators.http import require_POST
 from sessions_admin import params
 from sessions_admin.access import ANNOTATE, DELETE_ANY_NOTE, staff_view
 from sessions_admin.ids import session_url
-from sessions_admin.markup import esc, escaped, linked_text, safe_html
+from sessions_admin.markup import esc, linked_text, safe_html
 from sessions_admin.ourdata.review import notes as review_notes
 from sessions_admin.ourdata.review.models import NOTE_MAX_CHARS, Note
 from sessions_admin.params import MAX_SQLITE_INT, BadParameter
@@ -193,10 +193,8 @@ def attach_notes(items: list, review: dict[str, Any], session_id: str) -> None:
         if isinstance(message_id, int):
             on_page.add(message_id)
             if review["can_annotate"]:
-                item.note_url = escaped(
-                    note_pattern.replace("at=0", f"at={message_id}", 1).replace(
-                        "note=0", f"note={message_id}", 1
-                    )
+                item.note_url = note_pattern.replace("at=0", f"at={message_id}", 1).replace(
+                    "note=0", f"note={message_id}", 1
                 )
     for message_id in on_page & by_message.keys():
         for note in by_message[message_id]:

@@ -32,7 +32,7 @@ from django.utils.safestring import SafeString
 
 from sessions_admin.humanize import duration, file_size, shown_and_exact_time
 from sessions_admin.ids import session_url
-from sessions_admin.markup import esc, escaped, safe_html
+from sessions_admin.markup import esc, safe_html
 from sessions_admin.store.jsontext import parse_json_text
 from sessions_admin.store.spec import KNOWN_ROLES
 from sessions_admin.store.transcript import (
@@ -50,10 +50,6 @@ from sessions_admin.views import jsonhtml
 #: Tool-call chips cycle through this many colours (CSS classes chip-0 … chip-7).
 CHIP_COLOURS = 8
 SUMMARY_CHARS = 140
-#: Texts every page prints many times, escaped once (markup.escaped says why).
-ARGS, RESULT, NOTHING = escaped("args"), escaped("result"), escaped("")
-CALL_ABOVE, RESULT_ABOVE = escaped("call ↑"), escaped("earlier result ↑")
-RESULT_BELOW, CALL_BELOW = escaped("result ↓"), escaped("same call ↓")
 
 
 @dataclass(frozen=True)
@@ -159,7 +155,7 @@ class MessageItem(Fields):
     undecodable: str = ""
     #: Reviewers' notes on this message (markup, views.notes.message_notes_html), and
     #: the link that writes one ("" without "Can annotate"); set by the session view.
-    notes_html: str = NOTHING
+    notes_html: str = ""
     note_url: str = ""
 
 
@@ -214,7 +210,7 @@ def _moment(ts: int, zone: tzinfo) -> Moment | None:
         return None
     # The zone is part of the time shown: a reader compares it with logs kept in UTC.
     shown, exact = shown_and_exact_time(moment)
-    return Moment(escaped(moment.isoformat()), escaped(exact), escaped(shown))
+    return Moment(moment.isoformat(), exact, shown)
 
 
 def undecodable_columns(row: MessageRow) -> list[str]:
@@ -264,10 +260,6 @@ def _summary(text: str) -> str:
     return line if len(line) <= SUMMARY_CHARS else line[: SUMMARY_CHARS - 1] + "…"
 
 
-def _escaped_or_none(value: str | None) -> str | None:
-    return None if value is None else escaped(value)
-
-
 def _split_at(url: str, marker: str) -> tuple[str, str]:
     """``url`` around its last ``marker``: a URL made once, then filled per message."""
     head, _, tail = url.rpartition(marker)
@@ -285,7 +277,7 @@ class MessageItems:
         self.session_id = session_id
         self.page = page
         self.slow_ms = settings.SLOW_TOOL_CALL_MS
-        self.slow_threshold = escaped(duration(self.slow_ms))
+        self.slow_threshold = duration(self.slow_ms)
         self.zone = timezone.get_current_timezone()
         self.pairs = pairs_by_message(page)
         self.at_prefix = permalink_prefix(session_id)
@@ -308,27 +300,27 @@ class MessageItems:
         ts = row.ts
         item = MessageItem(
             row=row,
-            id=escaped(row.id),
+            id=str(row.id),
             classes=classes,
-            role_class=escaped(role_class),
-            role=escaped(row.role),
+            role_class=role_class,
+            role=row.role,
             time=_moment(ts, self.zone),
             odd_time=ts if isinstance(ts, OddValue) else "",
-            permalink=escaped(f"{self.at_prefix}{row.id}#message-{row.id}"),
+            permalink=f"{self.at_prefix}{row.id}#message-{row.id}",
         )
         if row.model_id:
-            item.model_id = escaped(row.model_id)
+            item.model_id = row.model_id
         if row.trace_id:
             item.trace_id, item.trace_short, item.trace_frames_url, item.trace_external_url = (
                 self.trace(row.trace_id)
             )
         if row.span_id:
-            item.span_id, item.span_short = escaped(row.span_id), escaped(short_id(row.span_id))
+            item.span_id, item.span_short = row.span_id, short_id(row.span_id)
         call_short = ""
         if row.tool_call_id:
-            call_short = escaped(short_id(row.tool_call_id))
-            item.call_id, item.call_short = escaped(row.tool_call_id), call_short
-            item.chip = escaped(f"chip-{chip_for(row.tool_call_id)}")
+            call_short = short_id(row.tool_call_id)
+            item.call_id, item.call_short = row.tool_call_id, call_short
+            item.chip = f"chip-{chip_for(row.tool_call_id)}"
             item.pairs = [self.pair_link(pair) for pair in self.pairs.get(row.id, ())]
         if row.content.text and row.content.truncated:
             content = row.content.text
@@ -337,29 +329,29 @@ class MessageItems:
             content = content_without_result(row.content.text, row.tool_result.text)
         else:
             content = row.content.text
-        item.content = escaped(content) if content else ""
+        item.content = content
         has_tool = row.tool_name or row.tool_args is not None or row.tool_result is not None
         if row.role == "tool" or has_tool:
             item.tool = self.tool_card(row, call_short)
             if item.tool.status == "error":
                 classes += " has-error"
-        item.classes = escaped(classes)
+        item.classes = classes
         undecodable = undecodable_columns(row)
         if undecodable:
-            item.undecodable = escaped(", ".join(undecodable))
+            item.undecodable = ", ".join(undecodable)
         return item
 
     def trace(self, trace_id: str) -> tuple[str, str, str, str]:
-        """A trace's id, short id, frames link and external link, escaped: a trace spans
-        many messages."""
+        """A trace's id, short id, frames link and external link: a trace spans many
+        messages."""
         found = self.traces.get(trace_id)
         if found is None:
             frames, external = trace_urls(self.session_id, trace_id)
             found = self.traces[trace_id] = (
-                escaped(trace_id),
-                escaped(short_id(trace_id)),
-                escaped(frames),
-                escaped(external) if external else "",
+                trace_id,
+                short_id(trace_id),
+                frames,
+                external if external else "",
             )
         return found
 
@@ -368,18 +360,18 @@ class MessageItems:
         # Off the page: a permalink without the filters, which might hide the partner.
         href = anchor if pair.on_page else f"{self.at_prefix}{pair.id}{anchor}"
         if pair.above:
-            label = CALL_ABOVE if pair.role != "tool" else RESULT_ABOVE
+            label = "call ↑" if pair.role != "tool" else "earlier result ↑"
         else:
-            label = RESULT_BELOW if pair.role == "tool" else CALL_BELOW
-        return PairLink(escaped(pair.id), escaped(pair.role), escaped(href), label)
+            label = "result ↓" if pair.role == "tool" else "same call ↓"
+        return PairLink(str(pair.id), pair.role, href, label)
 
     def tool_card(self, row: MessageRow, call_short: str) -> ToolCard:
         blocks: list[JsonBlock] = []
         if row.tool_args is not None:
-            blocks.append(self.json_block(row, ARGS, "tool_args", row.tool_args))
+            blocks.append(self.json_block(row, "args", "tool_args", row.tool_args))
         error = False
         if row.tool_result is not None:
-            result = self.json_block(row, RESULT, "tool_result", row.tool_result)
+            result = self.json_block(row, "result", "tool_result", row.tool_result)
             blocks.append(result)
             error = result.error
         # An odd duration (text, a BLOB) is shown as what it is, never compared.
@@ -387,16 +379,14 @@ class MessageItems:
         classes = "tool-card" + (" tool-error" if error else "") + (" tool-slow" if slow else "")
         status = "error" if error else "ok" if row.tool_result is not None else ""
         return ToolCard(
-            classes=escaped(classes),
-            name=_escaped_or_none(row.tool_name),
-            target=_escaped_or_none(row.tool_target),
-            op=_escaped_or_none(row.tool_op),
-            duration=""
-            if row.tool_duration_ms is None
-            else escaped(duration(row.tool_duration_ms)),
+            classes=classes,
+            name=row.tool_name,
+            target=row.tool_target,
+            op=row.tool_op,
+            duration="" if row.tool_duration_ms is None else duration(row.tool_duration_ms),
             slow=slow,
             slow_threshold=self.slow_threshold,
-            call_id=_escaped_or_none(row.tool_call_id),
+            call_id=row.tool_call_id,
             call_short=call_short,
             status=status,
             blocks=blocks,
@@ -406,9 +396,9 @@ class MessageItems:
         """A tool value: highlighted when it is a JSON object or array, else raw and marked."""
         block = JsonBlock(
             label=label,
-            dom_id=escaped(f"value-{row.id}-{column}"),
-            summary=escaped(_summary(value.text)),
-            text=escaped(value.text),
+            dom_id=f"value-{row.id}-{column}",
+            summary=_summary(value.text),
+            text=value.text,
         )
         is_result = column == "tool_result"
         if value.truncated:
@@ -417,7 +407,7 @@ class MessageItems:
             block.truncated = self.truncated(row.id, column, value)
             return block
         head, tail = self.raw_urls[column]
-        block.raw_url = escaped(f"{head}/messages/{row.id}/{tail}")
+        block.raw_url = f"{head}/messages/{row.id}/{tail}"
         if isinstance(value.text, Undecodable):
             block.mark, block.broken = Undecodable.MARK, True
             return block
@@ -438,10 +428,10 @@ class MessageItems:
     def truncated(self, message_id: int, column: str, value: Value) -> Truncated:
         sub = f"messages/{message_id}/{column}"
         return Truncated(
-            dom_id=escaped(f"value-{message_id}-{column}"),
-            full_url=escaped(session_url(self.session_id, sub)),
-            raw_url=escaped(session_url(self.session_id, sub, raw=1)),
-            size=escaped(file_size(value.size)),
+            dom_id=f"value-{message_id}-{column}",
+            full_url=session_url(self.session_id, sub),
+            raw_url=session_url(self.session_id, sub, raw=1),
+            size=file_size(value.size),
         )
 
 
