@@ -1,22 +1,17 @@
-"""The transcript's message items, prepared for ``session.html``'s ``messages`` partial.
+"""The transcript's message items: what each message of a page shows, as plain values.
 
 Everything a message item shows is worked out here, once, as plain values (texts,
-URLs, CSS classes, flags); the template only places them, and escapes every one.
-The one piece of markup made in Python is a tool value's JSON highlighting
-(:func:`sessions_admin.views.jsonhtml.highlight`), which walks the value.
+URLs, CSS classes, flags); :mod:`sessions_admin.views.transcript_html` places them
+in markup and escapes every one (a benchmark moved that markup out of the
+template: its docstring has the figures). The one piece of markup made here is a
+tool value's JSON highlighting (:func:`sessions_admin.views.jsonhtml.highlight`),
+which walks the value.
 
-The template costs more than the Python strings it replaced, within the page's goal:
-``bench/bench_transcript.py`` puts the first render of a 50,000-message session at
-20.5 ms median (9.2 ms as Python strings; goal 50 ms), 2026-12-01 on the shared
-2-core machine.
-
-Where that template time goes (cProfile of the ``messages`` partial, 100 messages:
-about 640 ``{{ }}`` and 1,000 lookups a page): a third in resolving lookups, which
-on a plain dataclass raised and caught an exception each (the rows now answer
-Django's subscript first: :class:`~sessions_admin.store.values.Fields`, -14 %);
-a third in escaping every value (``conditional_escape`` through ``keep_lazy``'s
-wrapper); the rest in node dispatch. The outline above the messages adds 300
-rows, built in Python (:func:`render_outline_rows`, which says why).
+A page has 100 messages: what they share (URL prefixes, a trace's links, the
+slow threshold's text) is made once a page (:class:`MessageItems`), and a time is
+formatted by one ``isoformat`` (:func:`~sessions_admin.humanize.shown_and_exact_time`).
+The outline above the messages adds 300 rows, built in Python
+(:func:`render_outline_rows`, which says why).
 """
 
 from __future__ import annotations
@@ -120,11 +115,7 @@ class ToolCard(Fields):
 
 @dataclass
 class MessageItem(Fields):
-    """One message as the ``messages`` partial shows it.
-
-    The row's columns the template prints are copied onto the item: one lookup
-    (``m.trace_id``) rather than two (``m.row.trace_id``), some 1,000 times a page.
-    """
+    """One message as the page shows it (``row`` is kept for the notes beside it)."""
 
     row: MessageRow
     #: The message id as text: the template engine localizes every number it prints.
