@@ -118,7 +118,7 @@ class MessageItem(Fields):
     """One message as the page shows it (``row`` is kept for the notes beside it)."""
 
     row: MessageRow
-    #: The message id as text: the template engine localizes every number it prints.
+    #: The message id as text (it is printed several times a message).
     id: str
     classes: str
     role_class: str
@@ -280,7 +280,7 @@ class MessageItems:
             )
             for column in ("tool_args", "tool_result")
         }
-        self.traces: dict[str, tuple[str, str, str]] = {}
+        self.traces: dict[str, tuple[str, str, str, str]] = {}
 
     def items(self) -> list[MessageItem]:
         return [self.item(row) for row in self.page.messages]
@@ -338,12 +338,7 @@ class MessageItems:
         found = self.traces.get(trace_id)
         if found is None:
             frames, external = trace_urls(self.session_id, trace_id)
-            found = self.traces[trace_id] = (
-                trace_id,
-                short_id(trace_id),
-                frames,
-                external if external else "",
-            )
+            found = self.traces[trace_id] = (trace_id, short_id(trace_id), frames, external)
         return found
 
     def pair_link(self, pair: Pair) -> PairLink:
