@@ -1,18 +1,20 @@
 """The transcript's messages rendered to HTML in Python, from their prepared items.
 
 Why not the template: issue 19 asks for the first page of a 50,000-message
-session, its outline included, in under 25 ms. The page shows 100 messages of
-some 50 values each (ids, times, trace and call chips, copy buttons,
-permalinks, tool cards with their arguments and results), and Django's
-template engine spends about 1.2 µs on each of the 4,800 variables and
-conditions that takes, and 1.4 µs more escaping each printed value through its
-lazy-text wrapper: 11 ms of the page's 32 (``bench/bench_transcript.py``, quiet
-machine, 2026-12-01), and still 8 ms with every value escaped beforehand, which
-left the page at about 29 ms. These functions write the same markup, byte for
-byte, in about 1.5 ms. ``format_html`` would escape each argument through that
-same wrapper, so the rule here is the one of :mod:`sessions_admin.markup`: every
-value from the store goes through :func:`~sessions_admin.markup.esc` where it
-is joined with our tags; only the joined string is marked safe.
+session, its outline included, in under 25 ms; it took 32 ms (quiet machine), two
+thirds of it in the template. The page shows 100 messages of some 50 values each
+(ids, times, trace and call chips, copy buttons, permalinks, tool cards with
+their arguments and results): about 4,800 template variables and conditions, at
+about 1.2 µs each, plus 1.4 µs for each printed value that Django escapes
+through its lazy-text wrapper. Measured interleaved with the page as it was
+(CPU time on the shared 2-core machine, 2026-12-01): the messages partial took
+11-12 ms of the page's 34 ms, still 8 ms with every value escaped beforehand;
+these functions write the same markup, byte for byte, in 1.5 ms, and the page
+takes 20-22 ms (``bench/bench_transcript.py`` has the wall-clock figures).
+``format_html`` would escape each argument through that same wrapper, so the
+rule here is the one of :mod:`sessions_admin.markup`: every value from the store
+goes through :func:`~sessions_admin.markup.esc` where it is joined with our
+tags; only the joined string is marked safe.
 
 What each item shows (texts, URLs, classes, flags) is still worked out in
 :mod:`sessions_admin.views.transcript_items`; this module only places it.
