@@ -17,7 +17,6 @@ store as before.
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from typing import Any
 
@@ -59,16 +58,9 @@ def _ids(
     sort: str,
     cursor: Cursor | None,
     limit: int,
-    among: list[str] | None = None,
 ) -> list[tuple[str, Any]]:
     """Up to ``limit`` (id, sort value) pairs after ``cursor``, in the index's order."""
     column, clauses, params, order = feed.session_list_sql(session_filter, sort, cursor)
-    if among is not None:
-        # Walk the sort's index and keep the ids given (a label's): with a few
-        # percent of all sessions labelled, a page reads a few thousand index
-        # entries instead of looking up every labelled session.
-        clauses.append("+id IN (SELECT value FROM json_each(?))")
-        params.append(json.dumps(among))
     if session_filter.q:
         folded = fold(session_filter.q)
         # ``fold`` holds the folded title and id: instr on it is the exact test.
@@ -98,17 +90,15 @@ def page_ids(
     cursor: Cursor | None,
     *,
     limit: int,
-    among: list[str] | None = None,
 ) -> list[tuple[str, Any]] | None:
     """Up to ``limit`` (id, sort value) pairs after ``cursor`` from the fresh index,
-    in its order; ``None`` when the index cannot serve this filter now. ``among``
-    keeps only those ids (the sessions with a label).
+    in its order; ``None`` when the index cannot serve this filter now.
 
     The caller reads the rows back from the store and checks them again, and
     asks for more after the last pair when some were deleted or changed
     (``views.sessions.index_page``), so a page is short only where the index ends.
     """
-    if not (session_filter.principal or session_filter.q or among is not None):
+    if not (session_filter.principal or session_filter.q):
         return None
     side = sidedb.connect_readonly()
     if side is None:
@@ -116,7 +106,7 @@ def page_ids(
     try:
         if not is_fresh(side):
             return None
-        return _ids(side, session_filter, sort, cursor, limit, among)
+        return _ids(side, session_filter, sort, cursor, limit)
     except sidedb.errors():
         return None  # a damaged or half-built side database: the scan still works
     finally:
