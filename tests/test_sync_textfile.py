@@ -110,3 +110,30 @@ def test_a_deleted_session_leaves_the_text_file_too(store, var_dir):
     store.execute("DELETE FROM sessions WHERE id = 'sess_1'")
     sync.sync_once()  # the runtime's delete, found by the pass's walk
     assert len(text_rows("osprey")) == 10
+
+
+@STORE_DB
+@pytest.mark.parametrize("how", ["removed", "an older copy"])
+def test_a_text_file_that_is_not_the_side_databases_own_is_never_searched(store, var_dir, how):
+    some_sessions(store, sessions=2)
+    sync.sync_once()
+    old_copy = sidedb.text_path().read_bytes()
+    assert found("osprey") == ("index", {"sess_0", "sess_1"})
+    sidedb.side_path().unlink()  # a new side database (and with it a new pair)
+    sync.sync_once()
+    for suffix in ("", "-wal", "-shm"):
+        sidedb.text_path().with_name(f"side-text.sqlite3{suffix}").unlink(missing_ok=True)
+    if how == "an older copy":
+        sidedb.text_path().write_bytes(old_copy)
+    # Searched as it is, the text file would miss every message: the page says
+    # the index is not built and scans; a pass refuses and names the cure.
+    mode, sessions = found("osprey")
+    assert (mode, sessions) != ("index", set())
+    assert sessions == {"sess_0", "sess_1"}
+    assert not search.freshness(sidedb.connect_readonly()).built
+    with pytest.raises(sync.SideLayoutChanged, match="--rebuild"):
+        sync.sync_once()
+    sync.rebuild()
+    sync.sync_once()
+    assert found("osprey") == ("index", {"sess_0", "sess_1"})
+    assert len(text_rows("osprey")) == 10

@@ -28,14 +28,17 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Sequence
 
+from sessions_admin.ourdata import sidedb
 from sessions_admin.ourdata.index import textwriter
 from sessions_admin.ourdata.index.text import FIELD_SEPARATOR, document, fold
 from sessions_admin.ourdata.sidedb import run_script
+from sessions_admin.ourdata.sync import SideLayoutChanged
 from sessions_admin.sqlhelpers import chunks, placeholders
 from sessions_admin.store.feed import FeedMessage, FeedSession
 
 SCHEMA = f"""
 CREATE VIRTUAL TABLE IF NOT EXISTS search_session_text {textwriter.FTS};
+CREATE TABLE IF NOT EXISTS search_state (key TEXT PRIMARY KEY, value) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS search_names (
   key INTEGER PRIMARY KEY, kind TEXT NOT NULL, name TEXT NOT NULL, UNIQUE (kind, name)
 );
@@ -54,6 +57,7 @@ CREATE INDEX IF NOT EXISTS search_sessions_by_last_active ON search_sessions (la
 """
 _TABLES = (
     "search_session_text",
+    "search_state",
     "search_names",
     "search_messages",
     "search_sessions",
@@ -96,6 +100,15 @@ class SearchIndex:
             # side.sqlite3 removed by hand beside the text file it was paired with).
             textwriter.run(side, textwriter.TextIndex.drop)
         textwriter.run(side, textwriter.TextIndex.create)
+        if fresh:
+            textwriter.pair_new(side)
+        elif textwriter.writer_of(side) is None and not textwriter.paired(side):
+            # A text file removed, or copied back from another time, would leave
+            # searches with a silent gap: the side database says what it indexed.
+            raise SideLayoutChanged(
+                f"{sidedb.text_path()} is not the text index {sidedb.side_path()} was "
+                "built with (removed or copied on its own): run manage.py sync_index --rebuild."
+            )
 
     def reset(self, side: sqlite3.Connection) -> None:
         for table in _TABLES:

@@ -24,6 +24,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from sessions_admin.ourdata import sidedb
+from sessions_admin.ourdata.index import textwriter
 from sessions_admin.ourdata.index.text import (
     Snippet,
     contains,
@@ -138,7 +139,7 @@ NEWER_CAP = 100_000
 
 def freshness(side: sqlite3.Connection | None) -> Freshness:
     """How far the index is behind the store: one seek plus a capped count."""
-    if side is None or not is_current(side):
+    if side is None or not is_current(side) or not textwriter.paired(side):
         return Freshness(built=False)
     state = read_state(side)
     if state.synced_at_ms is None and state.last_id == 0:

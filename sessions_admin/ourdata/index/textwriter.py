@@ -24,6 +24,7 @@ row the text file kept for a session the side database never took in
 from __future__ import annotations
 
 import json
+import secrets
 import sqlite3
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -98,6 +99,20 @@ class TextIndex:
         self.conn.executemany(
             f"DELETE FROM {self.schema}.search_text WHERE rowid = ?",
             [(mid,) for mid in message_ids],
+        )
+
+    def pair(self) -> str | None:
+        """The token naming the side database this file was made with (``None``: none)."""
+        row = self.conn.execute(
+            f"SELECT value FROM {self.schema}.text_state WHERE key = 'pair'"
+        ).fetchone()
+        return row[0] if row and isinstance(row[0], str) else None
+
+    def set_pair(self, token: str) -> None:
+        self.conn.execute(
+            f"INSERT INTO {self.schema}.text_state (key, value) VALUES ('pair', ?) "
+            "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            [token],
         )
 
     def optimize(self) -> None:
@@ -221,6 +236,37 @@ def run(side: sqlite3.Connection, operation: Callable[[TextIndex], None]) -> Non
         writer.run(operation)
     else:
         operation(TextIndex(side, sidedb.TEXT_SCHEMA))
+
+
+def side_pair(side: sqlite3.Connection) -> str | None:
+    """The token the side database keeps for its text file (``None``: none yet)."""
+    row = side.execute("SELECT value FROM main.search_state WHERE key = 'pair'").fetchone()
+    return row[0] if row and isinstance(row[0], str) else None
+
+
+def paired(side: sqlite3.Connection) -> bool:
+    """Is the attached text file the one this side database was made with?
+
+    A text file removed, replaced by an older copy or by another side
+    database's would otherwise answer searches with a silent gap; pages
+    treat the index as not built until ``sync_index --rebuild``.
+    """
+    try:
+        token = side_pair(side)
+        return token is not None and TextIndex(side, sidedb.TEXT_SCHEMA).pair() == token
+    except sidedb.errors():
+        return False  # the text file is not attached, or lacks its tables
+
+
+def pair_new(side: sqlite3.Connection) -> None:
+    """Name this side database and its (new, empty) text file with one fresh token."""
+    token = secrets.token_hex(8)
+    side.execute(
+        "INSERT INTO main.search_state (key, value) VALUES ('pair', ?) "
+        "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        [token],
+    )
+    run(side, lambda index: index.set_pair(token))
 
 
 def begin_pass(side: sqlite3.Connection) -> None:
