@@ -29,7 +29,17 @@ from sessions_admin.sqlhelpers import chunks, placeholders
 from sessions_admin.store.backend.tolerant import tolerant_rows
 from sessions_admin.store.cliptext import clipped_sql
 from sessions_admin.store.connection import raw_connection, run_sql, store_connection
-from sessions_admin.store.queries import SORTS, Cursor, SessionFilter, filter_with, keyset_sql
+from sessions_admin.store.queries import (
+    SORTS,
+    Cursor,
+    SessionFilter,
+    filter_with,
+    keyset_sql,
+    merge_pairs,
+    sorted_pairs,
+)
+
+__all__ = ["merge_pairs"]  # for the side index, which reads the store only through this module
 from sessions_admin.store.toolcalls import call_key, is_tool_call, reports_error
 
 
@@ -193,6 +203,42 @@ def count_messages_after(after_id: int, cap: int) -> tuple[int, bool]:
         (after_id, cap + 1),
     )[0][0]
     return min(count, cap), count > cap
+
+
+def sessions_with_messages_after(after_id: int, cap: int) -> list[Any] | None:
+    """The sessions of the messages with ``id > after_id`` (each once, as stored: any
+    storage class), or ``None`` when more than ``cap`` such messages exist."""
+    rows = run_sql(
+        "SELECT session_id, count(*) FROM "
+        "(SELECT session_id FROM session_messages WHERE id > ? LIMIT ?) GROUP BY session_id",
+        (after_id, cap + 1),
+    )
+    if sum(n for _, n in rows) > cap:
+        return None
+    return [sid for sid, _ in rows]
+
+
+def session_sort_values(
+    session_ids: Sequence[str],
+    session_filter: SessionFilter,
+    sort: str,
+    cursor: Cursor | None,
+    limit: int,
+) -> list[tuple[str, Any]]:
+    """(id, sort value) of those of ``session_ids`` that match the whole filter now
+    (its text too, folded as the index folds), after ``cursor``, in the list's order:
+    at most ``limit``, read from the store's own rows."""
+    column, _ = SORTS[sort]
+    clauses, params = session_filter.where()
+    key_clauses, key_params, order = keyset_sql(sort, cursor)
+    pairs: list[tuple[str, Any]] = []
+    for chunk in chunks(list(session_ids)):
+        where = " AND ".join([f"id IN ({placeholders(len(chunk))})", *clauses, *key_clauses])
+        pairs += run_sql(
+            f"SELECT id, {column} FROM sessions WHERE {where} {order} LIMIT ?",
+            [*chunk, *params, *key_params, limit],
+        )
+    return sorted_pairs(pairs, sort)[:limit]
 
 
 def session_ids() -> Iterator[str]:

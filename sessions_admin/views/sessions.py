@@ -129,7 +129,8 @@ def session_list(request: HttpRequest) -> HttpResponse:
     if label is not None:
         page = labelled_page(label, session_filter, sort, cursor)
     else:
-        # Principal and title filters come from the side index when it is fresh.
+        # Principal and title filters come from the side index after a recent pass
+        # (with the sessions of newer messages read from the store: index.sessions).
         page = index_page(session_filter, sort, cursor)
     if page is None:
         page = queries.list_sessions(
