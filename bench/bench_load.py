@@ -423,6 +423,8 @@ def main() -> None:
     parser.add_argument(
         "--follow", action="store_true", help="run sync_index --follow beside the browsing"
     )
+    parser.add_argument("--workers", type=int, help="GUNICORN_WORKERS (default: the config's)")
+    parser.add_argument("--threads", type=int, help="GUNICORN_THREADS (default: the config's)")
     parser.add_argument("--keep-copy", action="store_true", help="leave the store copy in place")
     parser.add_argument(
         "--sessions", type=int, default=500_000, help="a smaller generated store, to try the bench"
@@ -449,6 +451,9 @@ def main() -> None:
         SESSIONS_ADMIN_VAR_DIR=str(home / "var"),
         DJANGO_LOG_FORMAT="json",
     )
+    for name, value in (("GUNICORN_WORKERS", args.workers), ("GUNICORN_THREADS", args.threads)):
+        if value:
+            env[name] = str(value)
     if args.side:
         print(f"copying {args.side} into the copy's data folder …", flush=True)
         copy_side(args.side, home / "var")

@@ -1,0 +1,95 @@
+"""``/targets/``: sessions per target and profile, from the rollups after a recent pass.
+
+Every figure is either what a grouped scan of the store gives now, or the
+rollups' count as of their last pass with the page saying so; the last
+activity is always the store's.
+"""
+
+from __future__ import annotations
+
+from sessions_admin import clock
+from sessions_admin.ourdata import sync
+from sessions_admin.ourdata.index import sessions as index_sessions
+from tests.conftest import STORE_DB
+from tests.storebuilder import BASE_MS
+
+NOTE = b"Sessions counted at the side index's last sync"
+
+
+def grouped(store) -> dict:
+    rows = store.execute(
+        "SELECT target_key, profile_key, COUNT(*), MAX(last_active) FROM sessions GROUP BY 1, 2"
+    )
+    return {(t, p): (n, last) for t, p, n, last in rows}
+
+
+def shown(response) -> dict:
+    return {
+        (p.target_key, p.profile_key): (p.sessions, p.last_active)
+        for t in response.context["targets"]
+        for p in t.profiles
+    }
+
+
+def fill(store) -> None:
+    for number in range(30):
+        sid = store.add_session(
+            target=("ops.pager", "infra.deployer", "billing.ledger")[number % 3],
+            profile=("default", "edit")[number % 2],
+        )
+        if number % 4:  # and some sessions without a message
+            store.add_message(sid, "user", "hi", ts=BASE_MS + number * 60_000)
+
+
+@STORE_DB
+def test_after_a_pass_the_counts_come_from_the_rollups_and_the_page_says_so(
+    store, var_dir, staff_client
+):
+    fill(store)
+    sync.sync_once()
+    response = staff_client.get("/targets/")
+    assert shown(response) == grouped(store)
+    assert NOTE in response.content
+
+
+@STORE_DB
+def test_between_passes_counts_are_the_last_pass_and_last_activity_is_live(
+    store, var_dir, staff_client
+):
+    fill(store)
+    sync.sync_once()
+    before = grouped(store)
+    late = BASE_MS + 10**7
+    store.add_session("sess_late", target="ops.pager", profile="edit", last_active=late)
+    store.add_session("sess_newpair", target="new.target", profile="default", last_active=late)
+    figures = shown(staff_client.get("/targets/"))
+    assert figures[("ops.pager", "edit")] == (before[("ops.pager", "edit")][0], late)
+    assert figures[("new.target", "default")] == (1, late)  # unknown to the rollups: counted
+    sync.sync_once()
+    assert shown(staff_client.get("/targets/")) == grouped(store)
+
+
+@STORE_DB
+def test_a_pair_the_runtime_emptied_is_not_listed(store, var_dir, staff_client):
+    fill(store)
+    sync.sync_once()
+    store.execute(
+        "DELETE FROM session_messages WHERE session_id IN "
+        "(SELECT id FROM sessions WHERE target_key = 'billing.ledger')"
+    )
+    store.execute("DELETE FROM sessions WHERE target_key = 'billing.ledger'")
+    assert shown(staff_client.get("/targets/")) == grouped(store)
+
+
+@STORE_DB
+def test_without_a_recent_pass_the_store_counts_every_pair(
+    store, var_dir, staff_client, monkeypatch
+):
+    fill(store)
+    sync.sync_once()
+    later = clock.now_ms() + (index_sessions.FRESH_FOR_S + 1) * 1000
+    monkeypatch.setattr(clock, "now_ms", lambda: later)
+    store.add_session("sess_late", target="ops.pager", profile="edit")
+    response = staff_client.get("/targets/")
+    assert shown(response) == grouped(store)
+    assert b"counted at the side index" not in response.content
