@@ -38,9 +38,10 @@ from sessions_admin.store.queries import (
     merge_pairs,
     sorted_pairs,
 )
-
-__all__ = ["merge_pairs"]  # for the side index, which reads the store only through this module
 from sessions_admin.store.toolcalls import call_key, is_tool_call, reports_error
+
+#: merge_pairs is here for the side index, which reads the store only through this module.
+__all__ = ["merge_pairs"]
 
 
 @dataclass(frozen=True, slots=True)
