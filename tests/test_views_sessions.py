@@ -11,7 +11,6 @@ import pytest
 from sessions_admin.ids import session_url
 from sessions_admin.store import queries
 from sessions_admin.store.queries import SORTS, Cursor, SessionFilter
-from sessions_admin.store.values import sqlite_order_key
 from tests.conftest import STORE_DB
 from tests.storebuilder import BASE_MS
 
@@ -277,54 +276,6 @@ def test_the_targets_overview_counts_sessions_per_target_and_profile(store, staf
     }
     assert overview == {(t, p): n for t, p, n in expected}
     assert b"?target=ops.pager&amp;profile=edit" in response.content
-
-
-def grouped(store) -> dict:
-    """The targets page's figures by brute force: one GROUP BY over every row."""
-    rows = store.execute(
-        "SELECT target_key, profile_key, COUNT(*), MAX(last_active) FROM sessions GROUP BY 1, 2"
-    )
-    return {(t, p): (n, last) for t, p, n, last in rows}
-
-
-def shown(response) -> dict:
-    return {
-        (p.target_key, p.profile_key): (p.sessions, p.last_active)
-        for t in response.context["targets"]
-        for p in t.profiles
-    }
-
-
-@STORE_DB
-def test_the_targets_overview_counts_each_pair_as_a_grouped_scan_would(
-    store, staff_client, monkeypatch
-):
-    fill(store)
-    store.add_session("sess_lonely", target="zz.last", profile="")
-    assert shown(staff_client.get("/targets/")) == grouped(store)
-    # Keys of any storage class, and a key too long to show whole, are sought as stored.
-    for n, (target, profile) in enumerate(
-        [(b"\xff\x00", "default"), ("t" * 1001, "default"), ("ops.pager", b"\xfe")]
-    ):
-        store.execute(
-            "INSERT INTO sessions (id, target_key, profile_key, created_at, last_active) "
-            "VALUES (?, ?, ?, 1, ?)",
-            (f"odd{n}", target, profile, 5 + n),
-        )
-    figures = [value for _, value in sorted(grouped(store).items(), key=store_order)]
-    assert in_order(staff_client.get("/targets/")) == figures
-    # A store with more pairs than are worth counting one by one: one grouped scan.
-    monkeypatch.setattr(queries, "MAX_COUNTED_PAIRS", 3)
-    assert in_order(staff_client.get("/targets/")) == figures
-
-
-def store_order(item) -> tuple:
-    (target, profile), _ = item
-    return (sqlite_order_key(target), sqlite_order_key(profile))
-
-
-def in_order(response) -> list[tuple]:
-    return [(p.sessions, p.last_active) for t in response.context["targets"] for p in t.profiles]
 
 
 @STORE_DB

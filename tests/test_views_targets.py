@@ -10,6 +10,8 @@ from __future__ import annotations
 from sessions_admin import clock
 from sessions_admin.ourdata import sync
 from sessions_admin.ourdata.index import sessions as index_sessions
+from sessions_admin.store import queries
+from sessions_admin.store.values import sqlite_order_key
 from tests.conftest import STORE_DB
 from tests.storebuilder import BASE_MS
 
@@ -93,3 +95,35 @@ def test_without_a_recent_pass_the_store_counts_every_pair(
     response = staff_client.get("/targets/")
     assert shown(response) == grouped(store)
     assert b"counted at the side index" not in response.content
+
+
+@STORE_DB
+def test_without_rollups_each_pair_is_counted_as_a_grouped_scan_would(
+    store, var_dir, staff_client, monkeypatch
+):
+    fill(store)
+    store.add_session("sess_lonely", target="zz.last", profile="")
+    assert shown(staff_client.get("/targets/")) == grouped(store)
+    # Keys of any storage class, and a key too long to show whole, are sought as stored.
+    for n, (target, profile) in enumerate(
+        [(b"\xff\x00", "default"), ("t" * 1001, "default"), ("ops.pager", b"\xfe")]
+    ):
+        store.execute(
+            "INSERT INTO sessions (id, target_key, profile_key, created_at, last_active) "
+            "VALUES (?, ?, ?, 1, ?)",
+            (f"odd{n}", target, profile, 5 + n),
+        )
+    figures = [value for _, value in sorted(grouped(store).items(), key=store_order)]
+    assert in_order(staff_client.get("/targets/")) == figures
+    # A store with more pairs than are worth counting one by one: one grouped scan.
+    monkeypatch.setattr(queries, "MAX_COUNTED_PAIRS", 3)
+    assert in_order(staff_client.get("/targets/")) == figures
+
+
+def store_order(item) -> tuple:
+    (target, profile), _ = item
+    return (sqlite_order_key(target), sqlite_order_key(profile))
+
+
+def in_order(response) -> list[tuple]:
+    return [(p.sessions, p.last_active) for t in response.context["targets"] for p in t.profiles]
