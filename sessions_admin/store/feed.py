@@ -14,8 +14,11 @@ This is the only code that reads the store for our side data: the sync's
 batches, the store's current session ids (to notice what the runtime
 deleted), the queries the search uses to check each hit against the
 store's own row (:func:`messages_by_id`, :func:`sessions_by_id`,
-:func:`newest_messages`), and the session list's filters and order as SQL
-(:func:`session_list_sql`) for the side index's copy of the session columns.
+:func:`newest_messages`), the session list's filters and order as SQL
+(:func:`session_list_sql`) for the side index's copy of the session columns,
+and the sessions that moved since the last pass, which the list reads from
+the store instead (:func:`sessions_with_messages_after`,
+:func:`session_sort_values`).
 """
 
 from __future__ import annotations
