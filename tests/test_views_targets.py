@@ -84,6 +84,17 @@ def test_a_pair_the_runtime_emptied_is_not_listed(store, var_dir, staff_client):
 
 
 @STORE_DB
+def test_a_pair_the_rollups_count_empty_is_counted_in_the_store(store, var_dir, staff_client):
+    fill(store)
+    store.add_session("sess_gone", target="z.target")
+    sync.sync_once()
+    store.execute("DELETE FROM sessions WHERE id = 'sess_gone'")
+    sync.sync_once()  # the rollups forget it: z.target counts no session now
+    store.add_session("sess_back", target="z.target")
+    assert shown(staff_client.get("/targets/"))[("z.target", "default")][0] == 1
+
+
+@STORE_DB
 def test_without_a_recent_pass_the_store_counts_every_pair(
     store, var_dir, staff_client, monkeypatch
 ):
