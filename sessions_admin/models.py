@@ -14,6 +14,7 @@ from sessions_admin.ourdata.audit import DeletionAudit
 from sessions_admin.ourdata.erasures import Erasure
 from sessions_admin.ourdata.review.models import (
     Label,
+    LabelCopiesMark,
     Note,
     ReviewItem,
     ReviewQueue,
@@ -25,6 +26,7 @@ __all__ = [
     "DeletionAudit",
     "Erasure",
     "Label",
+    "LabelCopiesMark",
     "Message",
     "Note",
     "ReviewItem",

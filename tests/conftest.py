@@ -39,6 +39,7 @@ DJANGO_SIDE_MODULES = {
     "test_review_claims",
     "test_review_deletes",
     "test_views_labels",
+    "test_views_labelled_copies",
     "test_views_notes",
     "test_views_reviews",
     "test_views_deletes",

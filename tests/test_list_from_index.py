@@ -112,26 +112,6 @@ def test_messages_newer_than_the_pass_are_read_from_the_store_and_merged_in(
 
 
 @STORE_DB
-def test_a_labelled_list_merges_its_sessions_with_newer_messages(store, var_dir):
-    fill(store, count=40)
-    sync.sync_once()
-    runtime_moves_on(store)
-    labelled = ["sess_0002", "sess_0003", "sess_0005", "sess_0011", "sess_new"]
-    alice = SessionFilter(principal="user:alice")
-    for sort in SORTS:
-        expected = walk(
-            lambda f, s, c, limit: queries.list_sessions_among(labelled, f, s, c, limit=limit),
-            alice,
-            sort,
-        )
-        assert expected  # sess_0002 and sess_new at least
-        got = walk(
-            lambda f, s, c, limit: index_page(f, s, c, limit=limit, among=labelled), alice, sort
-        )
-        assert got == expected, sort
-
-
-@STORE_DB
 def test_too_many_messages_newer_than_the_pass_make_the_list_scan(store, var_dir, monkeypatch):
     fill(store, count=10)
     sync.sync_once()

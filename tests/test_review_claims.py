@@ -15,13 +15,14 @@ from django.utils import timezone
 from sessions_admin.models import ReviewItem
 from sessions_admin.ourdata.review import queues
 
-pytestmark = pytest.mark.django_db(transaction=True)
+# The queue reads its sessions' creation times from the store (an empty one here).
+pytestmark = pytest.mark.django_db(transaction=True, databases=["default", "agents"])
 
 REVIEWERS = 6
 
 
 @pytest.fixture
-def queue():
+def queue(store):
     return queues.make_queue(
         "q", "/sessions/", [f"s{n:03d}" for n in range(40)], capped=False, user=None
     )

@@ -20,6 +20,8 @@ from sessions_admin.models import (
     ReviewQueue,
     SessionLabel,
 )
+from sessions_admin.ourdata.review import labels, notes, queues
+from sessions_admin.ourdata.review.forget import forget_gone
 from sessions_admin.ourdata.storename import current_store
 from tests.conftest import STORE_DB
 from tests.deletion_rows import ACTOR, fill
@@ -177,3 +179,35 @@ def test_erasing_a_principal_takes_their_sessions_annotations_and_counts_them(st
     audit = DeletionAudit.objects.get(pk=receipt.audit_id)
     assert (audit.notes_deleted, audit.labels_removed, audit.review_items_marked) == (4, 2, 2)
     assert receipt.store_name == audit.store_name == current_store()
+
+
+@STORE_DB
+def test_a_session_re_created_under_its_id_drops_what_was_written_about_the_old_one(store):
+    old, kept = fill(store, 2)
+    user, _ = User.objects.get_or_create(username="reviewer")
+    label, _ = Label.objects.get_or_create(name="regression")
+    notes.add_note(old, "about the first one", message_id=None, author=user)
+    labels.add_label(old, label, user)
+    queue = queues.make_queue("re", "/sessions/", [old, kept], capped=False, user=user)
+    annotate(kept)  # rows written before creation times were recorded: they adopt the current
+    with store.connect() as conn:  # the runtime deletes the session, then creates the id anew
+        conn.execute("DELETE FROM session_messages WHERE session_id = ?", (old,))
+        conn.execute("DELETE FROM session_state WHERE session_id = ?", (old,))
+        conn.execute("DELETE FROM sessions WHERE id = ?", (old,))
+        conn.execute(
+            "INSERT INTO sessions (id, target_key, created_at, last_active) VALUES (?, 't', ?, ?)",
+            (old, BASE_MS + 5000, BASE_MS + 5000),
+        )
+    notes.add_note(old, "about the new one", message_id=None, author=user)
+    forgotten, _ = forget_gone()
+    assert list(Note.objects.filter(session_id=old).values_list("text", flat=True)) == [
+        "about the new one"
+    ]
+    assert not SessionLabel.objects.filter(session_id=old).exists()
+    assert ReviewItem.objects.get(queue=queue, session_id=old).session_deleted
+    assert (forgotten.notes, forgotten.labels, forgotten.items) == (1, 1, 1)
+    assert annotations_of(kept) == (2, 1)  # the untouched session keeps everything
+    assert not ReviewItem.objects.get(queue=queue, session_id=kept).session_deleted
+    forget_gone()  # and the next pass, now that they recorded its creation, keeps them too
+    assert annotations_of(kept) == (2, 1)
+    assert Note.objects.filter(session_id=kept, session_created_at=BASE_MS).count() == 2

@@ -5,6 +5,7 @@ the overview lists open queues with their progress."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -85,3 +86,33 @@ def test_the_overview_lists_open_queues_with_their_progress(reviewed, viewer_cli
     assert "Open review queues" in page and "1 of 2 reviewed" in page
     ReviewItem.objects.filter(session_id="sess_other").update(verdict="pass")
     assert "Open review queues" not in viewer_client.get("/").content.decode()
+
+
+def searched(client, url: str) -> list[list[str]]:
+    """Each page's session ids, following the next-page link to the end."""
+    pages = []
+    while url:
+        body = client.get(url).content.decode()
+        pages.append(list(dict.fromkeys(re.findall(r'href="/sessions/(sess_[a-z0-9_]+)/"', body))))
+        more = re.search(r'href="(\?[^"]*before=\d+[^"]*)"', body)
+        url = "/search/" + more.group(1).replace("&amp;", "&") if more else ""
+    return pages
+
+
+@pytest.mark.parametrize("indexed", [True, False], ids=["index", "scan"])
+@STORE_DB
+def test_search_by_label_reads_on_until_its_page_is_full(store, var_dir, viewer_client, indexed):
+    label = Label.objects.create(name="regression")
+    labelled = []
+    for number in range(25):  # older hits, labelled
+        sid = store.add_session(f"sess_old{number:02d}")
+        store.add_message(sid, "user", "the billing run failed")
+        SessionLabel.objects.create(session_id=sid, label=label)
+        labelled.append(sid)
+    for number in range(30):  # newer hits, more than a page, unlabelled
+        store.add_message(store.add_session(f"sess_new{number:02d}"), "user", "billing again")
+    if indexed:
+        sync.sync_once()
+    pages = searched(viewer_client, "/search/?q=billing&label=regression")
+    assert [len(page) for page in pages] == [20, 5]
+    assert [sid for page in pages for sid in page] == labelled[::-1]  # newest hit first

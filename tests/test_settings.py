@@ -143,6 +143,15 @@ def test_django_s_own_database_is_sqlite_in_the_data_folder_unless_a_url_says_ot
     ]
 
 
+def test_django_s_own_sqlite_database_commits_without_waiting_for_the_disk(tmp_path):
+    code = (
+        "from django.db import connection as c; cur = c.cursor(); "
+        "print(cur.execute('PRAGMA journal_mode').fetchone()[0], "
+        "cur.execute('PRAGMA synchronous').fetchone()[0])"
+    )
+    assert start(tmp_path, code).stdout.split() == ["wal", "1"]  # 1: NORMAL
+
+
 def test_the_log_format_is_json_unless_text_is_asked_for(tmp_path):
     code = "from django.conf import settings as s; print(s.LOGGING['handlers']['console'])"
     assert "'formatter': 'json'" in start(tmp_path, code).stdout

@@ -1,5 +1,6 @@
-"""Labels: put on and taken off a session, the list's ?label= filter (keyset pages,
-from the side index or the store alike), and each row's labels, notes and verdict."""
+"""Labels: put on and taken off a session, the list's ?label= filter (keyset pages;
+the copies they are read from: test_views_labelled_copies), and each row's labels,
+notes and verdict."""
 
 from __future__ import annotations
 
@@ -8,10 +9,7 @@ import re
 import pytest
 
 from sessions_admin.models import Label, Note, ReviewItem, ReviewQueue, SessionLabel
-from sessions_admin.ourdata import sync
 from sessions_admin.store import queries
-from sessions_admin.store.queries import SORTS, SessionFilter
-from sessions_admin.views.sessions import labelled_page
 from tests.conftest import STORE_DB
 from tests.storebuilder import BASE_MS
 
@@ -99,28 +97,6 @@ def test_an_unknown_label_in_the_list_is_a_400_naming_it(labelled, viewer_client
 def test_a_label_with_no_sessions_says_nothing_matches(labelled, viewer_client):
     body = viewer_client.get("/sessions/?label=fine").content.decode()
     assert listed(body) == [] and "No sessions match these filters" in body
-
-
-def walk(session_filter: SessionFilter, sort: str, label: Label) -> list[str]:
-    seen, cursor = [], None
-    while True:
-        page = labelled_page(label, session_filter, sort, cursor)
-        seen += [row.id for row in page.rows]
-        if page.next_cursor is None:
-            return seen
-        cursor = page.next_cursor
-
-
-@STORE_DB
-def test_the_side_index_and_the_store_give_the_same_labelled_pages(labelled, var_dir):
-    filters = [SessionFilter(), SessionFilter(target="ops.pager")]
-    from_store = {(f, sort): walk(f, sort, labelled) for f in filters for sort in SORTS}
-    assert labelled_page(labelled, SessionFilter(), "-last_active", None).strategy == "among"
-    sync.sync_once()
-    assert labelled_page(labelled, SessionFilter(), "-last_active", None).strategy == "index"
-    for key, expected in from_store.items():
-        assert walk(*key, labelled) == expected, key
-    assert len(from_store[(SessionFilter(), "-last_active")]) == 54
 
 
 @STORE_DB

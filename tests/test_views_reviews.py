@@ -200,6 +200,10 @@ def test_tool_and_search_sources_list_the_sessions_of_their_rows(synced, annotat
     word = synced.execute("SELECT content FROM session_messages WHERE role = 'user' LIMIT 1")[0][0]
     queue = make(annotator_client, f"/search/?q={word.split()[0]}", "search")
     assert order(queue) and len(order(queue)) == len(set(order(queue)))
+    label = Label.objects.create(name="picked")
+    SessionLabel.objects.create(session_id=order(queue)[-1], label=label)
+    labelled = make(annotator_client, f"/search/?q={word.split()[0]}&label=picked", "labelled")
+    assert order(labelled) == order(queue)[-1:]
 
 
 @STORE_DB

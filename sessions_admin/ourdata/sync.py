@@ -380,6 +380,7 @@ def _apply_session_changes(side: sqlite3.Connection, up_to: int, report: SyncRep
             # gone too): forgotten, and the moved ones taken in again from scratch.
             _forget_in(side, [sid for sid in _held(side, chunk) if sid not in rows or sid in moved])
             _reconcile(side, rows, up_to, report)
+    sessionwalk.settle(side, found)
     if len(found.gone) >= SESSION_CHUNK:
         sidedb.release_free_pages(side)  # e.g. after a clear-all: give the disk back
     _set_state(side, unindexable_sessions=found.unindexable)

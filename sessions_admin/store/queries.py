@@ -14,7 +14,7 @@ at all; those run as one plain scan, bounded by the time limit.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from itertools import islice
@@ -387,6 +387,44 @@ def page_of_ids(
     return page
 
 
+def sort_copy(value: Any, column: str) -> int | None:
+    """A sort value as an integer that orders exactly as SQLite orders the stored one
+    (what our label rows copy), or ``None`` when none does: text and BLOBs sort after
+    every number, and a fraction is no integer. A NULL turn count sorts as 0."""
+    if value is None:
+        return 0 if column == "turn_count" else None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer() and -(2**63) <= value < 2**63:
+        return int(value)
+    return None
+
+
+def rows_matching(session_ids: list[str], session_filter: SessionFilter) -> dict[Any, tuple]:
+    """The raw rows of these sessions that still exist and match ``session_filter``
+    (primary-key lookups), by id."""
+    clauses, params = session_filter.where()
+    found: dict[Any, tuple] = {}
+    for chunk in chunks(session_ids):
+        where = " AND ".join([f"id IN ({placeholders(len(chunk))})", *clauses])
+        for raw in run_sql(f"{_SELECT} WHERE {where}", [*chunk, *params]):
+            found[raw[_ID]] = raw
+    return found
+
+
+def row_sort_copy(raw: tuple, sort: str) -> int | None:
+    """:func:`sort_copy` of a raw row's value for ``sort``."""
+    column, _ = SORTS[sort]
+    return sort_copy(raw[SESSION_COLUMNS.index(column)], column)
+
+
+def cut_page(raw: list[tuple], sort: str, limit: int, strategy: str) -> SessionPage:
+    """A page of the first ``limit`` of these raw rows (already in the sort's order),
+    with a cursor after them when there are more."""
+    rows, next_cursor = _cut(raw, sort, limit)
+    return SessionPage(rows=rows, next_cursor=next_cursor, strategy=strategy)
+
+
 def list_sessions(
     session_filter: SessionFilter,
     sort: str = DEFAULT_SORT,
@@ -460,8 +498,9 @@ def list_sessions_among(
 
     Each chunk of ids is a primary-key lookup of its rows, sorted, the page's
     slice kept; the slices are merged in SQLite's order. Every labelled session
-    is read (about 6 µs each on the bench store), which is why the list prefers
-    the side index for this when it is fresh (``index.sessions.page_ids(among=…)``).
+    is read (about 6 µs each on the bench store), which is why the list reads
+    its label pages from our copies of the sort values when it can
+    (``views.labelled``): this is their exact fallback.
     """
     column, descending = SORTS[sort]
     key_clauses, key_params = _keyset(column, descending, cursor)
@@ -482,6 +521,70 @@ def list_sessions_among(
     return SessionPage(rows=rows, next_cursor=next_cursor, strategy="among")
 
 
+#: Rows a whole-list walk reads at first per target (then twice as many, up to WALK_MAX_STEP).
+WALK_STEP = 256
+WALK_MAX_STEP = 8192
+
+
+def _mergeable(session_filter: SessionFilter, column: str) -> bool:
+    """Is the list read per target and merged (the store's (target, last_active) index)?"""
+    return (
+        column == "last_active"
+        and not session_filter.target
+        and not session_filter.principal
+        and not session_filter.q
+    )
+
+
+def walk_sessions(session_filter: SessionFilter, sort: str = DEFAULT_SORT) -> Iterator[SessionRow]:
+    """Every session the list shows for this filter, in its order, read as it is taken
+    (a review queue's source stops after 10,001).
+
+    Where the list merges per target, each target's index is read a step at a
+    time and the streams merged, so 10,000 sessions cost about 10,000 rows
+    read; pages of the list would read a page's worth per target per page
+    (eight times as many on the bench store)."""
+    column, descending = SORTS[sort]
+    targets = distinct_targets() if _mergeable(session_filter, column) else []
+    if _mergeable(session_filter, column) and len(targets) <= MAX_MERGED_TARGETS:
+        index = SESSION_COLUMNS.index(column)
+        streams = [_target_stream(target, session_filter, sort) for target in targets]
+        for raw in heapq.merge(
+            *streams,
+            key=lambda row: (sqlite_order_key(row[index]), sqlite_order_key(row[_ID])),
+            reverse=descending,
+        ):
+            yield SessionRow.from_db(raw)
+        return
+    cursor, step = None, WALK_STEP
+    while True:
+        page = list_sessions(session_filter, sort, cursor, limit=step)
+        yield from page.rows
+        if page.next_cursor is None:
+            return
+        cursor, step = page.next_cursor, min(step * 2, WALK_MAX_STEP)
+
+
+def _target_stream(target: str, session_filter: SessionFilter, sort: str) -> Iterator[tuple]:
+    """One target's sessions in the sort's order, raw, a growing step at a time."""
+    column, descending = SORTS[sort]
+    clauses, params = session_filter.where(include_target=False)
+    index = SESSION_COLUMNS.index(column)
+    cursor, step = None, WALK_STEP
+    while True:
+        key_clauses, key_params = _keyset(column, descending, cursor)
+        where = " AND ".join(["target_key = ?", *clauses, *key_clauses])
+        rows = run_sql(
+            f"{_SELECT} WHERE {where} {_order(column, descending)} LIMIT {step}",
+            [target, *params, *key_params],
+        )
+        yield from rows
+        if len(rows) < step:
+            return
+        cursor = Cursor(sort, rows[-1][index], rows[-1][_ID])
+        step = min(step * 2, WALK_MAX_STEP)
+
+
 def _fetch_page(
     session_filter: SessionFilter,
     column: str,
@@ -492,13 +595,7 @@ def _fetch_page(
     targets: list[str] | None,
 ) -> SessionPage:
     order = _order(column, descending)
-    mergeable = (
-        column == "last_active"
-        and not session_filter.target
-        and not session_filter.principal
-        and not session_filter.q
-    )
-    if mergeable:
+    if _mergeable(session_filter, column):
         targets = distinct_targets() if targets is None else targets
         if len(targets) <= MAX_MERGED_TARGETS:
             clauses, params = session_filter.where(include_target=False)

@@ -19,13 +19,13 @@ from django.http import QueryDict
 
 from sessions_admin.ids import PRINCIPALS_PREFIX, QUERY_FORM_MARKER
 from sessions_admin.ourdata.index import search as index_search
-from sessions_admin.ourdata.review import labels
 from sessions_admin.ourdata.review.models import QUEUE_MAX_ITEMS
 from sessions_admin.ourdata.rollups import calls, figures
 from sessions_admin.params import BadParameter, quoted
 from sessions_admin.store import queries
+from sessions_admin.views.labelled import labelled_page
 from sessions_admin.views.review_labels import label_param
-from sessions_admin.views.search import parse_query
+from sessions_admin.views.search import parse_query, with_label
 from sessions_admin.views.tools import call_filter_from
 
 #: Rows read a page while walking a source (the screens show 50).
@@ -80,13 +80,12 @@ def _list_sessions(query: QueryDict, principal: str | None = None) -> Iterator[s
         session_filter = queries.filter_with(session_filter, principal=principal)
     sort = queries.parse_sort(query.get("sort"))
     label = label_param(query)
-    among = labels.session_ids_with(label) if label is not None else None
+    if label is None:
+        yield from (row.id for row in queries.walk_sessions(session_filter, sort))
+        return
     cursor = None
     while True:
-        if among is not None:
-            page = queries.list_sessions_among(among, session_filter, sort, cursor, limit=WALK_PAGE)
-        else:
-            page = queries.list_sessions(session_filter, sort, cursor, limit=WALK_PAGE)
+        page = labelled_page(label, session_filter, sort, cursor, limit=WALK_PAGE)
         yield from (row.id for row in page.rows)
         if page.next_cursor is None:
             return
@@ -94,7 +93,7 @@ def _list_sessions(query: QueryDict, principal: str | None = None) -> Iterator[s
 
 
 def _search_sessions(query: QueryDict) -> Iterator[str]:
-    search = parse_query(query)
+    search = with_label(parse_query(query), label_param(query))
     if not search.q:
         raise BadParameter("source: a /search/ source needs its q.", name="source")
     while True:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import Any
 from urllib.parse import urlencode
@@ -17,6 +17,7 @@ from sessions_admin.ids import looks_like_session_id, session_url
 from sessions_admin.ourdata.index import search as index_search
 from sessions_admin.ourdata.index.search import SearchPage, SearchQuery
 from sessions_admin.ourdata.review import labels
+from sessions_admin.ourdata.review.models import Label
 from sessions_admin.params import BadParameter
 from sessions_admin.store import queries
 from sessions_admin.store.feed import FeedMessage
@@ -75,6 +76,14 @@ def parse_query(params: Any) -> SearchQuery:
         before_id=int(before) if before else None,
         **filters,
     )
+
+
+def with_label(query: SearchQuery, label: Label | None) -> SearchQuery:
+    """The search kept to ``label``'s sessions: the search reads on past other sessions'
+    hits until its page is full, as without a label."""
+    if label is None:
+        return query
+    return replace(query, sessions=frozenset(labels.session_ids_with(label)))
 
 
 @dataclass
@@ -143,14 +152,10 @@ def search(request: HttpRequest) -> HttpResponse:
         # The header's box also takes a session id: an exact one opens it.
         return HttpResponseRedirect(session_url(stripped))
     kept = {name: request.GET[name] for name in SEARCH_PARAMS if request.GET.get(name)}
-    page = index_search.search(query) if query.q else None
     label = review_labels.label_param(request.GET)
+    query = with_label(query, label)
+    page = index_search.search(query) if query.q else None
     groups = _groups(page) if page else []
-    if label is not None:
-        # The search reads messages, not labels: a page keeps its labelled sessions
-        # (it may be short, or empty with a next page still to read).
-        labelled = set(labels.session_ids_with(label))
-        groups = [group for group in groups if group["session_id"] in labelled]
     marks = review_labels.marks_of([group["session_id"] for group in groups])
     for group in groups:
         group["marks"] = marks.get(group["session_id"])

@@ -24,6 +24,7 @@ from sessions_admin.store.connection import is_read_only
 from sessions_admin.store.queries import ACTIVE_PRESETS, SORT_LABELS, Cursor
 from sessions_admin.store.spec import PROFILES
 from sessions_admin.views import review_labels
+from sessions_admin.views.labelled import labelled_page
 from sessions_admin.views.progress import build_sentence
 from sessions_admin.views.sessionrows import render_session_rows
 
@@ -45,30 +46,12 @@ LIST_PARAMS = (
 INDEX_READS_PER_PAGE = 8
 
 
-def labelled_page(
-    label: Label,
-    session_filter: queries.SessionFilter,
-    sort: str,
-    cursor: Cursor | None,
-) -> queries.SessionPage:
-    """The sessions with ``label`` (and the other filters): the side index walks its
-    sort order keeping the label's ids when it is fresh, else the store looks each up."""
-    ids = labels.session_ids_with(label)
-    if not ids:
-        return queries.SessionPage(rows=[], next_cursor=None, strategy="label", count=0)
-    page = index_page(session_filter, sort, cursor, among=ids)
-    if page is None:
-        page = queries.list_sessions_among(ids, session_filter, sort, cursor)
-    return page
-
-
 def index_page(
     session_filter: queries.SessionFilter,
     sort: str,
     cursor: Cursor | None,
     *,
     limit: int = queries.PAGE_SIZE,
-    among: list[str] | None = None,
 ) -> queries.SessionPage | None:
     """A list page whose ids the side index chose, read back from the store and
     checked again; ``None`` when the index cannot serve this filter now.
@@ -83,9 +66,7 @@ def index_page(
     position = cursor
     for _ in range(INDEX_READS_PER_PAGE):
         want = limit - len(rows)
-        picked = index_sessions.page_ids(
-            session_filter, sort, position, limit=want + 1, among=among
-        )
+        picked = index_sessions.page_ids(session_filter, sort, position, limit=want + 1)
         if picked is None:
             return None
         ids = [sid for sid, _ in picked[:want]]

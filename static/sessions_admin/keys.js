@@ -8,6 +8,8 @@
 //   e       expand or collapse every value on the page
 //   ?       the list of shortcuts
 //   Escape  close a menu or dialog; in a text box, leave it
+// A review queue's keys (n, p, f, s) are review.js's; the pages that load it add
+// them to the dialog (templates/sessions_admin/_review_keys.html).
 (function () {
   "use strict";
 

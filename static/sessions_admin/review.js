@@ -2,7 +2,8 @@
 // keys.js moves between messages (j/k) and lists the page's shortcuts (?); here,
 // on a session opened from a queue, n writes a note on the current message and
 // p/f/s give a verdict (each saves and opens the next session); on a queue's
-// page, n claims the next session. Every key is also a link or a button.
+// page, n claims the next session. Every key is also a link or a button, and is
+// listed in the "?" dialog by templates/sessions_admin/_review_keys.html.
 (function () {
   "use strict";
 

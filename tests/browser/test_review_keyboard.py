@@ -15,9 +15,19 @@ def test_a_reviewer_walks_a_queue_with_the_keyboard(store, logged_in_page, live_
     queue = queues.make_queue("kbd", "/sessions/", ["sess_k0", "sess_k1"], capped=False, user=None)
     page = logged_in_page
     page.goto(f"{live_server.url}/reviews/{queue.pk}/")
+    page.keyboard.press("?")
+    key_n = page.locator("dialog#shortcuts dt:has(kbd:text-is('n')) + dd")
+    assert "next session" in key_n.inner_text()
+    page.keyboard.press("Escape")
     page.keyboard.press("n")
     page.wait_for_url(f"**/sessions/sess_k0/?review={queue.pk}")
     assert page.locator(".review-keys").is_visible()  # the bar lists its keys
+    page.keyboard.press("?")  # and so does the shortcuts dialog
+    dialog = page.locator("dialog#shortcuts[open]")
+    for key, words in (("n", "note"), ("p", "pass"), ("f", "fail"), ("s", "skip")):
+        assert words in dialog.locator(f"dt:has(kbd:text-is('{key}')) + dd").inner_text()
+    page.keyboard.press("Escape")
+    assert page.locator("dialog#shortcuts[open]").count() == 0
     page.keyboard.press("j")
     page.keyboard.press("j")
     focused = page.evaluate("document.activeElement.id")

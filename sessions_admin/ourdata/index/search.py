@@ -17,6 +17,7 @@ back it got.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import time
 from collections.abc import Iterator
@@ -57,6 +58,8 @@ class SearchQuery:
     since_ms: int | None = None  # ts >= since
     until_ms: int | None = None  # ts < until
     before_id: int | None = None  # the keyset cursor: only messages older than this
+    #: Only these sessions (a label's), or any.
+    sessions: frozenset[str] | None = None
 
     @property
     def folded(self) -> str:
@@ -72,6 +75,8 @@ class SearchQuery:
             (self.tool, message.tool_name),
         )
         if any(wanted is not None and wanted != actual for wanted, actual in checks):
+            return False
+        if self.sessions is not None and message.session_id not in self.sessions:
             return False
         if self.since_ms is not None and (message.ts is None or message.ts < self.since_ms):
             return False
@@ -253,6 +258,12 @@ def _candidates(
             joins = " CROSS JOIN search_sessions AS s ON s.key = m.session"
             clauses.append(f"s.{column} = ?")
             params.append(wanted)
+    if query.sessions is not None:
+        # A label's sessions: candidates of other sessions are passed over here,
+        # before the store is asked for them, so a page fills with the label's.
+        joins = " CROSS JOIN search_sessions AS s ON s.key = m.session"
+        clauses.append("s.id IN (SELECT value FROM json_each(?))")
+        params.append(json.dumps(sorted(query.sessions)))
     # CROSS JOIN keeps the FTS table outermost: its rowid order drives the walk.
     sql = (
         "SELECT t.rowid, m.session FROM search_text AS t "
@@ -299,6 +310,7 @@ def _session_hits(
                 (query.principal, s.principal_id),
             )
         )
+        and (query.sessions is None or s.id in query.sessions)
     ]
     kept.sort(key=lambda s: (s.last_active or 0, s.id), reverse=True)
     return kept[:limit]

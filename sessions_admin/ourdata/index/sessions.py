@@ -17,9 +17,11 @@ the pass (at most :data:`RECENT_MESSAGES` of them) are left out of the
 index's answer and read from the store's own rows instead, then merged in
 the list's order (:func:`page_ids`). A page is then what a scan of the store
 gives, but for session rows edited without a new message since the pass (the
-next pass sees them; the rows shown are checked again either way). With more
-new messages than that, an older pass, or sessions the index cannot hold,
-the caller scans the store as before.
+next pass sees them; the rows shown are checked again either way), and for
+a session created since with a BLOB id (left out of the sessions touched:
+the next pass marks the index as unable to hold it, and the list scans).
+With more new messages than that, an older pass, or sessions the index
+cannot hold, the caller scans the store as before.
 """
 
 from __future__ import annotations
@@ -62,10 +64,10 @@ def recent_sessions(side: sqlite3.Connection) -> list[str] | None:
     ).fetchone()
     if unindexable is not None and unindexable[0]:
         return None
-    recent = feed.sessions_with_messages_after(state.last_id, RECENT_MESSAGES)
-    if recent is None or not all(isinstance(sid, str) for sid in recent):
+    recent = feed.sessions_touched_after(state.last_id, RECENT_MESSAGES)
+    if recent is None or any(type(sid) is not str for sid in recent):
         return None  # a busy runtime far ahead of the last pass, or an id the index cannot hold
-    return recent
+    return sorted(recent)
 
 
 def _ids(
@@ -74,7 +76,6 @@ def _ids(
     sort: str,
     cursor: Cursor | None,
     limit: int,
-    among: list[str] | None = None,
     leave_out: list[str] | None = None,
 ) -> list[tuple[str, Any]]:
     """Up to ``limit`` (id, sort value) pairs after ``cursor``, in the index's order,
@@ -83,12 +84,6 @@ def _ids(
     if leave_out:
         clauses.append("id NOT IN (SELECT value FROM json_each(?))")
         params.append(json.dumps(leave_out))
-    if among is not None:
-        # Walk the sort's index and keep the ids given (a label's): with a few
-        # percent of all sessions labelled, a page reads a few thousand index
-        # entries instead of looking up every labelled session.
-        clauses.append("+id IN (SELECT value FROM json_each(?))")
-        params.append(json.dumps(among))
     if session_filter.q:
         folded = fold(session_filter.q)
         # ``fold`` holds the folded title and id: instr on it is the exact test.
@@ -118,11 +113,9 @@ def page_ids(
     cursor: Cursor | None,
     *,
     limit: int,
-    among: list[str] | None = None,
 ) -> list[tuple[str, Any]] | None:
     """Up to ``limit`` (id, sort value) pairs after ``cursor`` from the fresh index,
-    in its order; ``None`` when the index cannot serve this filter now. ``among``
-    keeps only those ids (the sessions with a label).
+    in its order; ``None`` when the index cannot serve this filter now.
 
     The caller reads the rows back from the store and checks them again, and
     asks for more after the last pair when some were deleted or changed
@@ -130,7 +123,7 @@ def page_ids(
     The sessions with messages newer than the last pass come from the store's
     rows, merged in (see the module's docstring).
     """
-    if not (session_filter.principal or session_filter.q or among is not None):
+    if not (session_filter.principal or session_filter.q):
         return None
     side = sidedb.connect_readonly()
     if side is None:
@@ -139,13 +132,11 @@ def page_ids(
         recent = recent_sessions(side)
         if recent is None:
             return None
-        indexed = _ids(side, session_filter, sort, cursor, limit, among, leave_out=recent)
+        indexed = _ids(side, session_filter, sort, cursor, limit, leave_out=recent)
     except sidedb.errors():
         return None  # a damaged or half-built side database: the scan still works
     finally:
         side.close()
-    if among is not None:
-        recent = sorted(set(recent) & set(among))
     if not recent:
         return indexed
     moved = feed.session_sort_values(recent, session_filter, sort, cursor, limit)

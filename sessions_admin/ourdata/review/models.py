@@ -49,8 +49,23 @@ class Label(models.Model):
         return self.name
 
 
+def _session_created_field() -> models.BigIntegerField:
+    return models.BigIntegerField(
+        null=True,
+        blank=True,
+        help_text="the session's created_at when this row was written: a session the "
+        "runtime re-creates under the same id has another, and drops this row",
+    )
+
+
 class SessionLabel(models.Model):
-    """One label on one session of one store."""
+    """One label on one session of one store.
+
+    The session's sort values are copied here (when labelled, refreshed by each
+    ``sync_index`` pass, see :mod:`.labels`) so the list's ``?label=`` filter reads
+    a page in label order from our own indexes; ``None`` where the store holds a
+    value no integer stands for in SQLite's order (text, a BLOB, a fraction).
+    """
 
     store_name = _store_field()
     session_id = models.TextField()
@@ -59,6 +74,10 @@ class SessionLabel(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
     )
     added_at = models.DateTimeField(auto_now_add=True)
+    session_created_at = _session_created_field()
+    session_last_active = models.BigIntegerField(null=True, blank=True)
+    #: NULL in the store sorts as 0 (the list's ``COALESCE``): copied as 0.
+    session_turn_count = models.BigIntegerField(null=True, blank=True)
 
     class Meta:
         default_permissions = ()
@@ -67,8 +86,17 @@ class SessionLabel(models.Model):
                 fields=["store_name", "session_id", "label"], name="one_label_per_session"
             )
         ]
-        # The list's ?label= filter walks (store, label, session id) in order.
-        indexes = [models.Index(fields=["store_name", "label", "session_id"])]
+        # The list's ?label= filter walks (store, label, sort value, session id) in order.
+        indexes = [
+            models.Index(fields=["store_name", "label", "session_id"]),
+            *(
+                models.Index(
+                    fields=["store_name", "label", f"session_{column}", "session_id"],
+                    name=f"label_by_{column}",
+                )
+                for column in ("last_active", "created_at", "turn_count")
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"{self.label_id} on {self.session_id}"
@@ -87,6 +115,7 @@ class Note(models.Model):
     #: Kept when the account goes, so a note still says who wrote it.
     author_name = models.CharField(max_length=150)
     created_at = models.DateTimeField(auto_now_add=True)
+    session_created_at = _session_created_field()
     edited_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
@@ -137,6 +166,7 @@ class ReviewItem(models.Model):
     queue = models.ForeignKey(ReviewQueue, on_delete=models.CASCADE, related_name="items")
     store_name = _store_field()
     session_id = models.TextField()
+    session_created_at = _session_created_field()
     position = models.PositiveIntegerField()
     verdict = models.CharField(max_length=8, choices=Verdict.choices, blank=True, default="")
     text = models.TextField(blank=True, max_length=NOTE_MAX_CHARS)
@@ -172,8 +202,39 @@ class ReviewItem(models.Model):
                 condition=Q(verdict="", session_deleted=False),
                 name="review_open_items",
             ),
+            # "next" first looks for the reviewer's own live claim: without this it
+            # reads every open item of the queue (10,000 in a new one).
+            models.Index(
+                fields=["claimed_by", "queue", "position"],
+                condition=Q(verdict="", session_deleted=False),
+                name="review_open_claims",
+            ),
             models.Index(fields=["store_name", "session_id"], name="review_item_session"),
+            # The tally of a queue's items (progress_of) reads this index alone, not
+            # the rows: 6 ms for two 10,000-item queues instead of 36.
+            models.Index(
+                fields=["queue", "verdict", "session_deleted", "claimed_at"], name="review_tally"
+            ),
         ]
 
     def __str__(self) -> str:
         return f"{self.session_id} in queue {self.queue_id}: {self.verdict or 'open'}"
+
+
+class LabelCopiesMark(models.Model):
+    """Up to which store message the label rows' sort copies are current (per store).
+
+    A session's sort values change when a message is appended (the runtime's
+    trigger), so the sessions whose copies may be stale are those with a
+    message after :attr:`message_id`; the list reads those few from the store.
+    """
+
+    store_name = models.CharField(max_length=STORE_NAME_CHARS, unique=True, default=current_store)
+    message_id = models.BigIntegerField()
+    refreshed_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        default_permissions = ()
+
+    def __str__(self) -> str:
+        return f"label copies of {self.store_name} at message {self.message_id}"

@@ -14,6 +14,7 @@ from django.utils import timezone
 from sessions_admin.ourdata.review.models import Note
 from sessions_admin.ourdata.storename import current_store
 from sessions_admin.sqlhelpers import chunks
+from sessions_admin.store import feed
 
 
 def notes_of_session(session_id: str) -> list[Note]:
@@ -34,8 +35,11 @@ def note_of_session(session_id: str, note_id: int) -> Note | None:
 def add_note(
     session_id: str, text: str, *, message_id: int | None, author: AbstractBaseUser
 ) -> Note:
+    # Which session the note is about: one the runtime re-creates under this id is another.
+    keys = feed.sort_keys([session_id]).get(session_id)
     return Note.objects.create(
         session_id=session_id,
+        session_created_at=keys.created_at if keys else None,
         message_id=message_id,
         text=text,
         author=author,

@@ -21,10 +21,12 @@ from django.db import connections, router, transaction
 from django.db.models import Count, Q, QuerySet
 from django.utils import timezone
 
+from sessions_admin.ourdata.review.bulk import insert_rows
 from sessions_admin.ourdata.review.models import QUEUE_MAX_ITEMS, ReviewItem, ReviewQueue
 from sessions_admin.ourdata.storename import current_store
 from sessions_admin.params import MAX_SQLITE_INT
 from sessions_admin.sqlhelpers import chunks
+from sessions_admin.store import feed
 
 #: How long a claim holds before someone else may take the session.
 CLAIM_FOR = timedelta(minutes=30)
@@ -58,21 +60,31 @@ def make_queue(
 ) -> ReviewQueue:
     """A queue of these sessions in this order (the first QUEUE_MAX_ITEMS), in one transaction."""
     ids = list(dict.fromkeys(session_ids))[:QUEUE_MAX_ITEMS]
+    # Which sessions the items are about: one the runtime re-creates under an id is another.
+    keys = feed.sort_keys(ids)
     with transaction.atomic():
         queue = ReviewQueue.objects.create(
             name=name, source=source, created_by=user, total=len(ids), capped=capped
         )
-        for start, chunk in enumerate(chunks(ids, 1000)):
-            ReviewItem.objects.bulk_create(
-                ReviewItem(
-                    queue=queue,
-                    store_name=queue.store_name,
-                    session_id=sid,
-                    position=start * 1000 + offset,
-                )
-                for offset, sid in enumerate(chunk)
-            )
+        _insert_items(
+            queue,
+            [(sid, keys[sid].created_at if sid in keys else None) for sid in ids],
+        )
     return queue
+
+
+def _insert_items(queue: ReviewQueue, sessions: list[tuple[str, int | None]]) -> None:
+    """The queue's items, open and unclaimed (``bulk.insert_rows``: 10,000 in about 0.1 s)."""
+    fields = ("queue", "store_name", "session_id", "session_created_at", "position")
+    fields += ("verdict", "text", "session_deleted")
+    insert_rows(
+        ReviewItem,
+        fields,
+        [
+            (queue.pk, queue.store_name, sid, created, position, Verdict.OPEN.value, "", False)
+            for position, (sid, created) in enumerate(sessions)
+        ],
+    )
 
 
 def _open_items(queue: ReviewQueue) -> QuerySet[ReviewItem]:

@@ -84,9 +84,10 @@ class _Deltas:
         # Tool cells that lost a call -> the longest duration they lost (-1: none
         # timed); a cell whose max may have gone is looked up again afterwards.
         self.shrunk: dict[tuple, int] = {}
-        # principal -> [first, last] activity seen; principals whose span may shrink.
+        # principal -> [first, last] activity seen; and the activity its forgotten
+        # sessions held (its span may shrink).
         self.spans: principals.Spans = {}
-        self.recheck: set[str] = set()
+        self.recheck: principals.Spans = {}
 
     def spans_of(self, sessions: Iterable[_Session]) -> None:
         for s in sessions:
@@ -244,7 +245,9 @@ class RollupListener:
                     deltas.activity[(grain, bucket_of(ts, ms), s.target, s.profile)][0] -= n
                 deltas.principal[(bucket_of(ts, DAY_MS), s.principal or "")][0] -= n
             for s in sessions.values():
-                deltas.recheck.add(principals.key_of(s.principal))
+                principals.note_lost(
+                    deltas.recheck, s.principal, s.first_ts, s.last_ts, s.created_at
+                )
                 deltas.last_active(s, s.stored_last, -1)
                 if s.created_at is not None:
                     deltas.session_created(s, -1)

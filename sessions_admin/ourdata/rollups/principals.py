@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 
 from sessions_admin.folding import fold
 from sessions_admin.ourdata.rollups.schema import NO_TIME
@@ -51,11 +51,24 @@ def note_span(
     span[1] = high if span[1] is None else max(span[1], high)
 
 
+def note_lost(lost: Spans, principal: str | None, *times: int | None) -> None:
+    """Widen the span ``principal``'s forgotten sessions held by one session's times.
+
+    Every time counts, even those :func:`note_span` leaves out: a wider lost span
+    only means a span read again that need not have been.
+    """
+    span = lost.setdefault(key_of(principal), [None, None])
+    known = [t for t in times if t is not None]
+    if known:
+        span[0] = min(known) if span[0] is None else min(span[0], *known)
+        span[1] = max(known) if span[1] is None else max(span[1], *known)
+
+
 def apply(
     side: sqlite3.Connection,
     day_cells: Mapping[tuple, list[int]],
     spans: Spans,
-    recheck: Iterable[str],
+    lost: Spans,
 ) -> None:
     """Add one batch's per-day deltas (summed per principal) and spans to the totals."""
     totals: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0])
@@ -84,8 +97,28 @@ def apply(
         "AND calls <= 0",
         emptied,
     )
-    for principal in set(recheck):
-        _read_span_again(side, principal)
+    for principal, (low, high) in lost.items():
+        if low is not None and high is not None:
+            _recheck_span(side, principal, low, high)
+
+
+def _recheck_span(side: sqlite3.Connection, principal: str, low: int, high: int) -> None:
+    """Read a principal's span again when the sessions it lost (active ``low..high``)
+    may have held either end of it.
+
+    Ends strictly inside what was lost are held by sessions still there: no walk
+    of the principal's sessions (a pass that moved 100 sessions to another
+    principal spent 0.4 CPU-s reading 76 spans again on the bench store).
+    """
+    row = side.execute(
+        "SELECT first_ts, last_ts FROM rollup_principal WHERE principal = ?", [principal]
+    ).fetchone()
+    if row is None:
+        return  # emptied and deleted
+    first, last = row
+    if first is not None and last is not None and first < low and high < last:
+        return
+    _read_span_again(side, principal)
 
 
 def _read_span_again(side: sqlite3.Connection, principal: str) -> None:
