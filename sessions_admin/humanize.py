@@ -25,7 +25,22 @@ def clock_ms(local: datetime) -> str:
 
 def exact_time(local: datetime) -> str:
     """``2026-11-28 14:02:11.123 UTC``: the hover text of every shown time."""
-    return f"{local:%Y-%m-%d} {clock_ms(local)} {local.tzname() or ''}".rstrip()
+    return shown_and_exact_time(local)[1]
+
+
+def shown_and_exact_time(local: datetime) -> tuple[str, str]:
+    """``2026-11-28 14:02:11 UTC`` and its hover text :func:`exact_time`, formatted once.
+
+    ``isoformat`` is a few times quicker than ``strftime``, which a transcript
+    page would call hundreds of times.
+    """
+    zone = local.tzname() or ""
+    if local.year < 1000:  # strftime writes such a year unpadded ("349-09-08"), as elsewhere
+        seconds = f"{local:%Y-%m-%d %H:%M:%S}"
+    else:  # "2026-11-28 14:02:11": the wall time, its offset left to the zone's name
+        seconds = local.replace(tzinfo=None, microsecond=0).isoformat(" ")
+    exact = f"{seconds}.{local.microsecond // 1000:03d} {zone}".rstrip()
+    return f"{seconds} {zone}".rstrip(), exact
 
 
 #: Longer than any span a session or a tool call can honestly take (ten years):

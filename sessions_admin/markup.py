@@ -1,11 +1,13 @@
 """The one escaping rule for the HTML still built in Python.
 
-Four places build markup in Python, each for a reason given in its docstring: JSON
+Five places build markup in Python, each for a reason given in its docstring: JSON
 highlighting (:mod:`sessions_admin.views.jsonhtml`, a walk over the value), the
 session list's rows (:mod:`sessions_admin.views.sessionrows`, a benchmark), the
-transcript outline's rows (:func:`sessions_admin.views.transcript_items.render_outline_rows`,
-a benchmark) and the notes beside a transcript's messages
-(:mod:`sessions_admin.views.notes`, a benchmark); the
+transcript's messages (:mod:`sessions_admin.views.transcript_html`, a benchmark),
+the transcript outline's rows
+(:func:`sessions_admin.views.transcript_items.render_outline_rows`, a benchmark) and
+the notes beside a transcript's messages (:mod:`sessions_admin.views.notes`, a
+benchmark); the
 ``<time>`` tags of :mod:`sessions_admin.templatetags` hold no store text. Each passes
 every value through :func:`esc` and only then marks the joined result safe with
 :func:`safe_html`. Everything else is markup in templates, escaped by Django.

@@ -11,6 +11,7 @@ the server, so the page needs no script for it and the CSP stays strict.
 from __future__ import annotations
 
 import json
+from json.encoder import encode_basestring
 from typing import Any
 
 from django.utils.safestring import SafeString
@@ -37,15 +38,17 @@ def _scalar(value: Any) -> str:
         return '<span class="j-null">null</span>'
     if value is True or value is False:
         return f'<span class="j-bool">{"true" if value else "false"}</span>'
+    if isinstance(value, str):
+        # encode_basestring is json.dumps(value, ensure_ascii=False) without its
+        # encoder object: a page highlights a few thousand strings.
+        return f'<span class="j-str">{esc(encode_basestring(value))}</span>'
     if isinstance(value, int | float):
         return f'<span class="j-num">{esc(json.dumps(value))}</span>'
-    if isinstance(value, str):
-        return f'<span class="j-str">{esc(json.dumps(value, ensure_ascii=False))}</span>'
     return f'<span class="j-str">{esc(repr(value))}</span>'
 
 
 def _key(key: str) -> str:
-    return f'<span class="j-key">{esc(json.dumps(key, ensure_ascii=False))}</span>'
+    return f'<span class="j-key">{esc(encode_basestring(key))}</span>'
 
 
 def _pretty(value: Any, indent: str, out: list[str]) -> None:

@@ -188,7 +188,8 @@ def attach_notes(items: list, review: dict[str, Any], session_id: str) -> None:
     for item in items:
         message_id = item.row.id
         notes = by_message.get(message_id)
-        item.notes_html = message_notes_html(notes) if notes else ""
+        if notes:
+            item.notes_html = message_notes_html(notes)
         if isinstance(message_id, int):
             on_page.add(message_id)
             if review["can_annotate"]:

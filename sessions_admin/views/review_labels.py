@@ -48,9 +48,11 @@ class LabelChoice:
     colour: str
 
 
-def label_choices() -> list[LabelChoice]:
-    """Every label with a colour safe for the page's style sheet."""
-    return [LabelChoice(label, labels.safe_colour(label.color)) for label in labels.all_labels()]
+def label_choices(every: Sequence[Label] | None = None) -> list[LabelChoice]:
+    """Every label (``every``, when the caller has read them) with a colour safe for the
+    page's style sheet."""
+    every = labels.all_labels() if every is None else every
+    return [LabelChoice(label, labels.safe_colour(label.color)) for label in every]
 
 
 @dataclass
@@ -84,10 +86,11 @@ def marks_of(session_ids: Sequence[Any]) -> dict[str, RowMarks]:
 
 def labels_context(request: HttpRequest, session_id: str) -> dict[str, Any]:
     on = labels.labels_of_session(session_id)
+    every = labels.all_labels()  # one read for both lists below
     return {
         "session_labels": on,
-        "label_choices": label_choices(),
-        "addable_labels": [label for label in labels.all_labels() if label not in on],
+        "label_choices": label_choices(every),
+        "addable_labels": [label for label in every if label not in on],
         "labels_url": session_url(session_id, "labels"),
         "can_annotate": request.user.has_perm(ANNOTATE),
     }

@@ -33,6 +33,7 @@ from sessions_admin.views import jsonhtml
 from sessions_admin.views.notes import attach_notes, notes_context
 from sessions_admin.views.review_labels import labels_context
 from sessions_admin.views.reviews import review_bar_context
+from sessions_admin.views.transcript_html import messages_html
 from sessions_admin.views.transcript_items import message_items, tool_outline
 
 TEMPLATE = "sessions_admin/session.html"
@@ -82,13 +83,15 @@ def _transcript_context(request: HttpRequest, session: queries.SessionRow) -> di
     items = message_items(session.id, page)
     review = notes_context(request, session.id)
     attach_notes(items, review, session.id)
+    # One lstat a page: trace links to frames that are not on disk lead nowhere.
+    has_frames = frames.has_session_dir(frames_root(), session.id)
     return {
         **review,
         "filter": message_filter,
         "filter_query": kept,
         "page": page,
         "message_rows": page.messages,
-        "message_items": items,
+        "messages_html": messages_html(items, has_frames),
         "roles": _role_choices(message_filter.role),
         "after_url": session_url(session.id, after=page.last_id, **kept) if page.last_id else "",
         "before_url": session_url(session.id, before=page.first_id, **kept)
@@ -99,8 +102,7 @@ def _transcript_context(request: HttpRequest, session: queries.SessionRow) -> di
         "filter_url": session_url(session.id),
         "show_before_row": True,
         "show_after_row": True,
-        # One lstat a page: trace links to frames that are not on disk lead nowhere.
-        "has_frames": frames.has_session_dir(frames_root(), session.id),
+        "has_frames": has_frames,
         **_display_context(),
     }
 

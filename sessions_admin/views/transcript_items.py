@@ -1,22 +1,17 @@
-"""The transcript's message items, prepared for ``session.html``'s ``messages`` partial.
+"""The transcript's message items: what each message of a page shows, as plain values.
 
 Everything a message item shows is worked out here, once, as plain values (texts,
-URLs, CSS classes, flags); the template only places them, and escapes every one.
-The one piece of markup made in Python is a tool value's JSON highlighting
-(:func:`sessions_admin.views.jsonhtml.highlight`), which walks the value.
+URLs, CSS classes, flags); :mod:`sessions_admin.views.transcript_html` places them
+in markup and escapes every one (a benchmark moved that markup out of the
+template: its docstring has the figures). The one piece of markup made here is a
+tool value's JSON highlighting (:func:`sessions_admin.views.jsonhtml.highlight`),
+which walks the value.
 
-The template costs more than the Python strings it replaced, within the page's goal:
-``bench/bench_transcript.py`` puts the first render of a 50,000-message session at
-20.5 ms median (9.2 ms as Python strings; goal 50 ms), 2026-12-01 on the shared
-2-core machine.
-
-Where that template time goes (cProfile of the ``messages`` partial, 100 messages:
-about 640 ``{{ }}`` and 1,000 lookups a page): a third in resolving lookups, which
-on a plain dataclass raised and caught an exception each (the rows now answer
-Django's subscript first: :class:`~sessions_admin.store.values.Fields`, -14 %);
-a third in escaping every value (``conditional_escape`` through ``keep_lazy``'s
-wrapper); the rest in node dispatch. The outline above the messages adds 300
-rows, built in Python (:func:`render_outline_rows`, which says why).
+A page has 100 messages: what they share (URL prefixes, a trace's links, the
+slow threshold's text) is made once a page (:class:`MessageItems`), and a time is
+formatted by one ``isoformat`` (:func:`~sessions_admin.humanize.shown_and_exact_time`).
+The outline above the messages adds 300 rows, built in Python
+(:func:`render_outline_rows`, which says why).
 """
 
 from __future__ import annotations
@@ -30,7 +25,7 @@ from django.conf import settings
 from django.utils import timezone
 from django.utils.safestring import SafeString
 
-from sessions_admin.humanize import duration, exact_time, file_size
+from sessions_admin.humanize import duration, file_size, shown_and_exact_time
 from sessions_admin.ids import session_url
 from sessions_admin.markup import esc, safe_html
 from sessions_admin.store.jsontext import parse_json_text
@@ -120,17 +115,26 @@ class ToolCard(Fields):
 
 @dataclass
 class MessageItem(Fields):
+    """One message as the page shows it (``row`` is kept for the notes beside it)."""
+
     row: MessageRow
-    #: The message id as text: the template engine localizes every number it prints.
+    #: The message id as text (it is printed several times a message).
     id: str
     classes: str
     role_class: str
+    role: str
     time: Moment | None
+    #: The row's ``ts`` when it is no time at all (its description), else "".
+    odd_time: str
     permalink: str
+    model_id: str | None = None
+    trace_id: str | None = None
     trace_short: str = ""
     trace_frames_url: str = ""
     trace_external_url: str = ""
+    span_id: str | None = None
     span_short: str = ""
+    call_id: str | None = None
     call_short: str = ""
     chip: str = ""
     pairs: list[PairLink] = field(default_factory=list)
@@ -138,8 +142,8 @@ class MessageItem(Fields):
     #: The content as shown: without a copy of the result, which has its own block.
     content: str = ""
     tool: ToolCard | None = None
-    #: The message's columns whose text is not valid UTF-8 (shown with U+FFFD).
-    undecodable: list[str] = field(default_factory=list)
+    #: The message's columns whose text is not valid UTF-8 (shown with U+FFFD), joined.
+    undecodable: str = ""
     #: Reviewers' notes on this message (markup, views.notes.message_notes_html), and
     #: the link that writes one ("" without "Can annotate"); set by the session view.
     notes_html: str = ""
@@ -196,8 +200,8 @@ def _moment(ts: int, zone: tzinfo) -> Moment | None:
     except (OverflowError, OSError, ValueError, TypeError):
         return None
     # The zone is part of the time shown: a reader compares it with logs kept in UTC.
-    shown = f"{moment:%Y-%m-%d %H:%M:%S} {moment.tzname() or ''}".rstrip()
-    return Moment(moment.isoformat(), exact_time(moment), shown)
+    shown, exact = shown_and_exact_time(moment)
+    return Moment(moment.isoformat(), exact, shown)
 
 
 def undecodable_columns(row: MessageRow) -> list[str]:
@@ -247,65 +251,107 @@ def _summary(text: str) -> str:
     return line if len(line) <= SUMMARY_CHARS else line[: SUMMARY_CHARS - 1] + "…"
 
 
+def _split_at(url: str, marker: str) -> tuple[str, str]:
+    """``url`` around its last ``marker``: a URL made once, then filled per message."""
+    head, _, tail = url.rpartition(marker)
+    return head, tail
+
+
 class MessageItems:
-    """Prepares one page's messages; holds what every item shares."""
+    """Prepares one page's messages; holds what every item shares.
+
+    A page has 100 messages: what they share (URL prefixes, a trace's links,
+    the slow threshold's text) is made once here, not per message.
+    """
 
     def __init__(self, session_id: str, page: MessagePage) -> None:
         self.session_id = session_id
         self.page = page
         self.slow_ms = settings.SLOW_TOOL_CALL_MS
+        self.slow_threshold = duration(self.slow_ms)
         self.zone = timezone.get_current_timezone()
         self.pairs = pairs_by_message(page)
         self.at_prefix = permalink_prefix(session_id)
+        # A value's raw download: session_url(id, "messages/<n>/<column>", raw=1) for n = 0,
+        # cut where the message id goes (the id itself is quoted before it, never after).
+        self.raw_urls = {
+            column: _split_at(
+                session_url(session_id, f"messages/0/{column}", raw=1), "/messages/0/"
+            )
+            for column in ("tool_args", "tool_result")
+        }
+        self.traces: dict[str, tuple[str, str, str, str]] = {}
 
     def items(self) -> list[MessageItem]:
         return [self.item(row) for row in self.page.messages]
 
     def item(self, row: MessageRow) -> MessageItem:
-        sid = self.session_id
         role_class = row.role if row.role in KNOWN_ROLES else "other"
         classes = f"msg role-{role_class}" + (" anchored" if row.id == self.page.anchor else "")
+        ts = row.ts
         item = MessageItem(
             row=row,
             id=str(row.id),
             classes=classes,
             role_class=role_class,
-            time=_moment(row.ts, self.zone),
+            role=row.role,
+            time=_moment(ts, self.zone),
+            odd_time=ts if isinstance(ts, OddValue) else "",
             permalink=f"{self.at_prefix}{row.id}#message-{row.id}",
-            undecodable=undecodable_columns(row),
         )
+        if row.model_id:
+            item.model_id = row.model_id
         if row.trace_id:
-            item.trace_short = short_id(row.trace_id)
-            item.trace_frames_url, item.trace_external_url = trace_urls(sid, row.trace_id)
+            item.trace_id, item.trace_short, item.trace_frames_url, item.trace_external_url = (
+                self.trace(row.trace_id)
+            )
         if row.span_id:
-            item.span_short = short_id(row.span_id)
+            item.span_id, item.span_short = row.span_id, short_id(row.span_id)
+        call_short = ""
         if row.tool_call_id:
-            item.call_short = short_id(row.tool_call_id)
+            call_short = short_id(row.tool_call_id)
+            item.call_id, item.call_short = row.tool_call_id, call_short
             item.chip = f"chip-{chip_for(row.tool_call_id)}"
             item.pairs = [self.pair_link(pair) for pair in self.pairs.get(row.id, ())]
-        item.content = row.content.text
         if row.content.text and row.content.truncated:
+            content = row.content.text
             item.content_truncated = self.truncated(row.id, "content", row.content)
         elif row.tool_result is not None and not row.tool_result.truncated:
-            item.content = content_without_result(row.content.text, row.tool_result.text)
+            content = content_without_result(row.content.text, row.tool_result.text)
+        else:
+            content = row.content.text
+        item.content = content
         has_tool = row.tool_name or row.tool_args is not None or row.tool_result is not None
         if row.role == "tool" or has_tool:
-            item.tool = self.tool_card(row)
+            item.tool = self.tool_card(row, call_short)
             if item.tool.status == "error":
-                item.classes += " has-error"
+                classes += " has-error"
+        item.classes = classes
+        undecodable = undecodable_columns(row)
+        if undecodable:
+            item.undecodable = ", ".join(undecodable)
         return item
+
+    def trace(self, trace_id: str) -> tuple[str, str, str, str]:
+        """A trace's id, short id, frames link and external link: a trace spans many
+        messages."""
+        found = self.traces.get(trace_id)
+        if found is None:
+            frames, external = trace_urls(self.session_id, trace_id)
+            found = self.traces[trace_id] = (trace_id, short_id(trace_id), frames, external)
+        return found
 
     def pair_link(self, pair: Pair) -> PairLink:
         anchor = f"#message-{pair.id}"
         # Off the page: a permalink without the filters, which might hide the partner.
-        href = anchor if pair.on_page else session_url(self.session_id, at=pair.id) + anchor
+        href = anchor if pair.on_page else f"{self.at_prefix}{pair.id}{anchor}"
         if pair.above:
             label = "call ↑" if pair.role != "tool" else "earlier result ↑"
         else:
             label = "result ↓" if pair.role == "tool" else "same call ↓"
         return PairLink(str(pair.id), pair.role, href, label)
 
-    def tool_card(self, row: MessageRow) -> ToolCard:
+    def tool_card(self, row: MessageRow, call_short: str) -> ToolCard:
         blocks: list[JsonBlock] = []
         if row.tool_args is not None:
             blocks.append(self.json_block(row, "args", "tool_args", row.tool_args))
@@ -325,9 +371,9 @@ class MessageItems:
             op=row.tool_op,
             duration="" if row.tool_duration_ms is None else duration(row.tool_duration_ms),
             slow=slow,
-            slow_threshold=duration(self.slow_ms),
+            slow_threshold=self.slow_threshold,
             call_id=row.tool_call_id,
-            call_short=short_id(row.tool_call_id) if row.tool_call_id else "",
+            call_short=call_short,
             status=status,
             blocks=blocks,
         )
@@ -346,7 +392,8 @@ class MessageItems:
             block.error = bool(is_result and row.result_error)
             block.truncated = self.truncated(row.id, column, value)
             return block
-        block.raw_url = session_url(self.session_id, f"messages/{row.id}/{column}", raw=1)
+        head, tail = self.raw_urls[column]
+        block.raw_url = f"{head}/messages/{row.id}/{tail}"
         if isinstance(value.text, Undecodable):
             block.mark, block.broken = Undecodable.MARK, True
             return block
