@@ -19,9 +19,18 @@
    think time for ``--seconds`` over the list, filters, transcripts, frames
    and targets.
 6. Reports throughput, p50/p95/p99 and errors per page and overall (from
-   locust's CSV), the appender's writes, worst wait and errors, and lost
-   writes (its rows counted in the store afterwards), against the goals:
-   0 errors, p95 < 150 ms, p99 < 300 ms, waits < 500 ms, nothing lost.
+   locust's CSV), the same pages' times inside the server (its request log),
+   the appender's writes, worst wait and errors, and lost writes (its rows
+   counted in the store afterwards), against the goals: 0 errors,
+   p95 < 150 ms, p99 < 300 ms, waits < 500 ms, nothing lost.
+
+``--side FILE`` copies a built side database (``side.sqlite3``, e.g. the one
+``bench_search.py --build`` leaves in ``<bench dir>/var-search``) into the
+copy's data folder and runs one ``sync_index`` pass before the browsing, as a
+host that keeps its index does (production runs ``sync_index --follow``;
+``--follow`` runs it beside the browsing too). Without it the copy has no
+index: the pages use their store fallbacks, as in the first minutes of a
+first build.
 """
 
 from __future__ import annotations
@@ -100,6 +109,40 @@ def random_rowids(top: int, count: int) -> list[int]:
     import random
 
     return random.Random(7).sample(range(1, top + 1), count)
+
+
+def copy_side(side: Path, var: Path) -> None:
+    """The built side database into the copy's data folder (its WAL too, if any)."""
+    var.mkdir(mode=0o700, parents=True, exist_ok=True)  # as the settings make it
+    for suffix in ("", "-wal"):
+        part = Path(f"{side}{suffix}")
+        if part.exists():
+            shutil.copyfile(part, var / f"side.sqlite3{suffix}")
+            (var / f"side.sqlite3{suffix}").chmod(0o600)
+
+
+def sync_pass(env: dict[str, str]) -> float:
+    """One ``sync_index`` pass over the copy: what the runtime wrote since the side
+    file was built. Its wall time in seconds."""
+    started = time.perf_counter()
+    subprocess.run(
+        [sys.executable, str(ROOT / "manage.py"), "sync_index"],
+        env=env,
+        check=True,
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+    )
+    return time.perf_counter() - started
+
+
+def start_follow(env: dict[str, str], log: Path) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, str(ROOT / "manage.py"), "sync_index", "--follow"],
+        cwd=ROOT,
+        env=env,
+        stdout=log.open("w"),
+        stderr=subprocess.STDOUT,
+    )
 
 
 def prepare_django(env: dict[str, str], users: int) -> list[tuple[str, str]]:
@@ -283,18 +326,50 @@ def lost_writes(store: Path, written: dict[str, int]) -> int:
     return lost
 
 
-def server_times(log: Path, since: float) -> list[float]:
-    """The server's own duration of each request locust made, from its JSON request lines."""
+def page_kind(path: str) -> str:
+    """The locust page name of a request path (bench/locust_staff.py's tasks)."""
+    route, _, query = path.partition("?")
+    if route == "/targets/":
+        return "targets"
+    if route == "/sessions/":
+        if "cursor=" in query:
+            return "list: load more"
+        if "principal=" in query:
+            return "list: principal"
+        if "profile=" in query:
+            return "list: target+profile, 24h"
+        return "list: target" if "target=" in query else "list"
+    if "/frames/" in route:
+        return "frames: requests" if route.endswith("/frames/") else "frames: one request"
+    return "transcript: 50k messages" if "/sess_big/" in route else "transcript"
+
+
+def server_times(log: Path, since: float) -> dict[str, list[float]]:
+    """The server's own duration of each request locust made, from its JSON request
+    lines, per page (and ``"all"``)."""
     from datetime import datetime
 
-    times = []
+    times: dict[str, list[float]] = {"all": []}
     for line in log.read_text(errors="replace").splitlines():
         if '"sessions_admin.request"' not in line:
             continue
         entry = json.loads(line)
         if datetime.fromisoformat(entry["time"]).timestamp() >= since:
-            times.append(entry["duration_ms"])
-    return sorted(times)
+            times["all"].append(entry["duration_ms"])
+            times.setdefault(page_kind(entry["path"]), []).append(entry["duration_ms"])
+    return {name: sorted(values) for name, values in times.items()}
+
+
+def report_server(inside: dict[str, list[float]]) -> None:
+    every = inside.pop("all")
+    print_table(
+        f"Inside the server (its request log, {len(every)} requests); times in ms",
+        ["page", "requests", "p50", "p95", "p99"],
+        [
+            [name, len(t), percentile(t, 0.5), percentile(t, 0.95), percentile(t, 0.99)]
+            for name, t in [*sorted(inside.items()), ("all browsing", every)]
+        ],
+    )
 
 
 def report(timings: list, seconds: int, appended: tuple, lost: int) -> bool:
@@ -340,6 +415,16 @@ def main() -> None:
         default=2.0,
         help="mean think time between a user's pages, seconds (0.25: 20 users ≈ 66 req/s)",
     )
+    parser.add_argument(
+        "--side",
+        type=Path,
+        help="a built side.sqlite3 to copy into the copy's data folder (then one sync pass)",
+    )
+    parser.add_argument(
+        "--follow", action="store_true", help="run sync_index --follow beside the browsing"
+    )
+    parser.add_argument("--workers", type=int, help="GUNICORN_WORKERS (default: the config's)")
+    parser.add_argument("--threads", type=int, help="GUNICORN_THREADS (default: the config's)")
     parser.add_argument("--keep-copy", action="store_true", help="leave the store copy in place")
     parser.add_argument(
         "--sessions", type=int, default=500_000, help="a smaller generated store, to try the bench"
@@ -366,12 +451,22 @@ def main() -> None:
         SESSIONS_ADMIN_VAR_DIR=str(home / "var"),
         DJANGO_LOG_FORMAT="json",
     )
-    gunicorn = None
+    for name, value in (("GUNICORN_WORKERS", args.workers), ("GUNICORN_THREADS", args.threads)):
+        if value:
+            env[name] = str(value)
+    if args.side:
+        print(f"copying {args.side} into the copy's data folder …", flush=True)
+        copy_side(args.side, home / "var")
+    gunicorn = follow = None
     stop = mp.Event()
     results: mp.Queue = mp.Queue()
     writer = mp.Process(target=appender, args=(str(store), stop, results))
     try:
         accounts = prepare_django(env, args.users)
+        if args.side:
+            print(f"one sync_index pass: {sync_pass(env):.1f} s", flush=True)
+        if args.follow:
+            follow = start_follow(env, out / "follow.log")
         port = free_port()
         gunicorn = start_gunicorn(env, port, out / "gunicorn.log")
         logins, login_times = log_in(f"http://127.0.0.1:{port}", accounts)
@@ -390,6 +485,9 @@ def main() -> None:
         writer.join(timeout=30)
         gunicorn.send_signal(signal.SIGTERM)
         gunicorn.wait(timeout=60)
+        if follow is not None:
+            follow.send_signal(signal.SIGTERM)
+            follow.wait(timeout=120)
         load_after = os.getloadavg()[0]
         timings = json.loads((out / "timings.json").read_text())
         met = report(timings, args.seconds, appended, lost_writes(store, appended[0]))
@@ -397,12 +495,7 @@ def main() -> None:
             f"logins beforehand, one at a time (form + post, PBKDF2): "
             f"p50 {percentile(login_times, 0.5):.0f} ms, max {login_times[-1]:.0f} ms"
         )
-        inside = server_times(out / "gunicorn.log", since=browsing_from)
-        print(
-            f"inside the server (its request log, {len(inside)} requests): "
-            f"p50 {percentile(inside, 0.5):.1f} ms, p95 {percentile(inside, 0.95):.1f} ms, "
-            f"p99 {percentile(inside, 0.99):.1f} ms"
-        )
+        report_server(server_times(out / "gunicorn.log", since=browsing_from))
         print(
             f"host load average (1 min): {load_before:.1f} before, {load_after:.1f} after "
             f"({os.cpu_count()} cores, shared)"
@@ -417,8 +510,9 @@ def main() -> None:
         stop.set()
         if writer.is_alive():
             writer.join(timeout=10)
-        if gunicorn is not None and gunicorn.poll() is None:
-            gunicorn.kill()
+        for process in (gunicorn, follow):
+            if process is not None and process.poll() is None:
+                process.kill()
         if args.keep_copy:
             print(f"kept {home}")
         else:

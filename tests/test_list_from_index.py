@@ -1,4 +1,5 @@
-"""The list's principal and title filters: from the side index when fresh, same rows as the scan."""
+"""The list's principal and title filters: from the side index after a recent pass (the
+sessions of newer messages merged in from the store), the same rows as the scan."""
 
 from __future__ import annotations
 
@@ -6,7 +7,9 @@ import random
 
 import pytest
 
+from sessions_admin import clock
 from sessions_admin.ourdata import sync
+from sessions_admin.ourdata.index import sessions as index_sessions
 from sessions_admin.store import queries
 from sessions_admin.store.queries import SORTS, SessionFilter
 from sessions_admin.views.sessions import index_page
@@ -75,15 +78,61 @@ def test_the_title_filter_from_the_index_folds_every_script(store, var_dir):
     assert page.rows and all("RÉSUMÉ" in row.title for row in page.rows)
 
 
+def runtime_moves_on(store) -> None:
+    """After a pass: messages to old sessions (one of them now alice's), and a session
+    created with its first message, as the runtime writes them."""
+    store.execute("UPDATE sessions SET principal_id = 'user:alice' WHERE id = 'sess_0002'")
+    for sid in ("sess_0002", "sess_0005", "sess_0007", "sess_0007"):
+        store.add_message(sid, "user", "newer than the index", ts=BASE_MS + 90 * 60_000)
+    store.add_session(
+        "sess_new", principal="user:alice", title="Deploy rollback", created_at=BASE_MS
+    )
+    store.add_message("sess_new", "user", "first", ts=BASE_MS + 91 * 60_000)
+
+
+@pytest.mark.parametrize(
+    "session_filter",
+    [
+        SessionFilter(principal="user:alice"),
+        SessionFilter(principal="user:bob", target="ops.pager"),
+        SessionFilter(q="rollback"),
+        SessionFilter(q="sess_00", principal="user:alice"),
+    ],
+)
 @STORE_DB
-def test_a_stale_index_is_not_used(store, var_dir):
+def test_messages_newer_than_the_pass_are_read_from_the_store_and_merged_in(
+    store, var_dir, session_filter
+):
+    fill(store, count=40)
+    sync.sync_once()
+    runtime_moves_on(store)
+    for sort in SORTS:
+        expected = walk(queries.list_sessions, session_filter, sort)
+        assert walk(index_page, session_filter, sort) == expected, sort
+
+
+@STORE_DB
+def test_too_many_messages_newer_than_the_pass_make_the_list_scan(store, var_dir, monkeypatch):
     fill(store, count=10)
     sync.sync_once()
     alice = SessionFilter(principal="user:alice")
-    fresh = index_page(alice, "-last_active", None)
-    assert fresh is not None and fresh.rows  # used while it is fresh
-    store.add_message("sess_0001", "user", "newer than the index")
-    assert index_page(SessionFilter(principal="user:alice"), "-last_active", None) is None
+    monkeypatch.setattr(index_sessions, "RECENT_MESSAGES", 2)
+    store.add_message("sess_0001", "user", "one")
+    store.add_message("sess_0002", "user", "two")
+    assert index_page(alice, "-last_active", None) is not None  # two: still merged
+    store.add_message("sess_0003", "user", "three")
+    assert index_page(alice, "-last_active", None) is None
+
+
+@STORE_DB
+def test_an_index_whose_last_pass_is_old_is_not_used(store, var_dir, monkeypatch):
+    fill(store, count=10)
+    sync.sync_once()
+    alice = SessionFilter(principal="user:alice")
+    assert index_page(alice, "-last_active", None) is not None
+    later = clock.now_ms() + (index_sessions.FRESH_FOR_S + 1) * 1000
+    monkeypatch.setattr(clock, "now_ms", lambda: later)
+    assert index_page(alice, "-last_active", None) is None
 
 
 @STORE_DB

@@ -15,8 +15,10 @@ This is the only code that reads the store for our side data (with
 blocks (:func:`read_blocks`, to notice what the runtime edited or deleted),
 the queries the search uses to check each hit against the
 store's own row (:func:`messages_by_id`, :func:`sessions_by_id`,
-:func:`newest_messages`), and the session list's filters and order as SQL
-(:func:`session_list_sql`) for the side index's copy of the session columns.
+:func:`newest_messages`), the session list's filters and order as SQL
+(:func:`session_list_sql`) for the side index's copy of the session columns,
+and the sessions that moved since the last pass, which the list reads from
+the store instead (:func:`sessions_touched_after`, :func:`session_sort_values`).
 """
 
 from __future__ import annotations
@@ -53,11 +55,16 @@ from sessions_admin.store.queries import (
     SessionFilter,
     filter_with,
     keyset_sql,
+    merge_pairs,
     sort_copy,
+    sorted_pairs,
 )
 from sessions_admin.store.toolcalls import call_key, is_tool_call, reports_error, reports_error_sql
 
 logger = logging.getLogger(__name__)
+
+#: merge_pairs is here for the side index, which reads the store only through this module.
+__all__ = ["merge_pairs"]
 
 
 # Not frozen: a frozen dataclass sets each of its 16 fields through
@@ -240,6 +247,29 @@ def count_messages_after(after_id: int, cap: int) -> tuple[int, bool]:
         (after_id, cap + 1),
     )[0][0]
     return min(count, cap), count > cap
+
+
+def session_sort_values(
+    session_ids: Sequence[str],
+    session_filter: SessionFilter,
+    sort: str,
+    cursor: Cursor | None,
+    limit: int,
+) -> list[tuple[str, Any]]:
+    """(id, sort value) of those of ``session_ids`` that match the whole filter now
+    (its text too, folded as the index folds), after ``cursor``, in the list's order:
+    at most ``limit``, read from the store's own rows."""
+    column, _ = SORTS[sort]
+    clauses, params = session_filter.where()
+    key_clauses, key_params, order = keyset_sql(sort, cursor)
+    pairs: list[tuple[str, Any]] = []
+    for chunk in chunks(list(session_ids)):
+        where = " AND ".join([f"id IN ({placeholders(len(chunk))})", *clauses, *key_clauses])
+        pairs += run_sql(
+            f"SELECT id, {column} FROM sessions WHERE {where} {order} LIMIT ?",
+            [*chunk, *params, *key_params, limit],
+        )
+    return sorted_pairs(pairs, sort)[:limit]
 
 
 def session_ids() -> Iterator[str]:
