@@ -24,7 +24,8 @@
    counted in the store afterwards), against the goals: 0 errors,
    p95 < 150 ms, p99 < 300 ms, waits < 500 ms, nothing lost.
 
-``--side FILE`` copies a built side database (``side.sqlite3``, e.g. the one
+``--side FILE`` copies a built side database (``side.sqlite3`` and the
+``side-text.sqlite3`` beside it, e.g. the ones
 ``bench_search.py --build`` leaves in ``<bench dir>/var-search``) into the
 copy's data folder and runs one ``sync_index`` pass before the browsing, as a
 host that keeps its index does (production runs ``sync_index --follow``;
@@ -112,13 +113,16 @@ def random_rowids(top: int, count: int) -> list[int]:
 
 
 def copy_side(side: Path, var: Path) -> None:
-    """The built side database into the copy's data folder (its WAL too, if any)."""
+    """The built side database and the text file beside it (``side-text.sqlite3``,
+    the pair's other half) into the copy's data folder, their WALs too, if any."""
     var.mkdir(mode=0o700, parents=True, exist_ok=True)  # as the settings make it
-    for suffix in ("", "-wal"):
-        part = Path(f"{side}{suffix}")
-        if part.exists():
-            shutil.copyfile(part, var / f"side.sqlite3{suffix}")
-            (var / f"side.sqlite3{suffix}").chmod(0o600)
+    for source, name in ((side, "side.sqlite3"), (side.with_name("side-text.sqlite3"), None)):
+        name = name or source.name
+        for suffix in ("", "-wal"):
+            part = Path(f"{source}{suffix}")
+            if part.exists():
+                shutil.copyfile(part, var / f"{name}{suffix}")
+                (var / f"{name}{suffix}").chmod(0o600)
 
 
 def sync_pass(env: dict[str, str]) -> float:
@@ -418,7 +422,8 @@ def main() -> None:
     parser.add_argument(
         "--side",
         type=Path,
-        help="a built side.sqlite3 to copy into the copy's data folder (then one sync pass)",
+        help="a built side.sqlite3 to copy, with side-text.sqlite3 beside it, into the copy's "
+        "data folder (then one sync pass)",
     )
     parser.add_argument(
         "--follow", action="store_true", help="run sync_index --follow beside the browsing"
