@@ -44,15 +44,17 @@ _TRAILING = ".,;:!?)]}"
 def linked_text(text: str) -> SafeString:
     """Plain text escaped, its http(s) addresses turned into links (line breaks are kept
     by the page's ``white-space: pre-wrap``)."""
+    if "://" not in text:  # no address to link (most notes): one escape
+        return safe_html(esc(text))
     parts: list[str] = []
     position = 0
     for match in _WEB_ADDRESS.finditer(text):
         address = match.group(0).rstrip(_TRAILING)
         end = match.start() + len(address)
         parts.append(esc(text[position : match.start()]))
+        shown = esc(address)
         parts.append(
-            f'<a href="{esc(address)}" rel="noopener noreferrer nofollow" '
-            f'target="_blank">{esc(address)}</a>'
+            f'<a href="{shown}" rel="noopener noreferrer nofollow" target="_blank">{shown}</a>'
         )
         position = end
     parts.append(esc(text[position:]))

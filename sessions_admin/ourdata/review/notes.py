@@ -26,6 +26,20 @@ def notes_of_session(session_id: str) -> list[Note]:
     )
 
 
+#: What a page shows of a note, in the order :func:`shown_notes_of_session` gives.
+SHOWN_FIELDS = ("pk", "author_id", "author_name", "created_at", "edited_at", "text", "message_id")
+
+
+def shown_notes_of_session(session_id: str) -> list[tuple]:
+    """:func:`notes_of_session` as tuples of :data:`SHOWN_FIELDS`: a session page may
+    show hundreds, and building a model instance each was most of their cost."""
+    return list(
+        Note.objects.filter(store_name=current_store(), session_id=session_id)
+        .order_by("created_at", "id")
+        .values_list(*SHOWN_FIELDS)
+    )
+
+
 def note_of_session(session_id: str, note_id: int) -> Note | None:
     return Note.objects.filter(
         store_name=current_store(), session_id=session_id, pk=note_id
