@@ -116,8 +116,8 @@ def copy_side(side: Path, var: Path) -> None:
     """The built side database and the text file beside it (``side-text.sqlite3``,
     the pair's other half) into the copy's data folder, their WALs too, if any."""
     var.mkdir(mode=0o700, parents=True, exist_ok=True)  # as the settings make it
-    for source, name in ((side, "side.sqlite3"), (side.with_name("side-text.sqlite3"), None)):
-        name = name or source.name
+    pair = ((side, "side.sqlite3"), (side.with_name("side-text.sqlite3"), "side-text.sqlite3"))
+    for source, name in pair:
         for suffix in ("", "-wal"):
             part = Path(f"{source}{suffix}")
             if part.exists():

@@ -6,23 +6,8 @@ import pytest
 
 from sessions_admin.ourdata import sidedb, sync, verify
 from sessions_admin.ourdata.index import search, textwriter
-from sessions_admin.ourdata.index.text import fts_query
 from tests.conftest import STORE_DB
-
-
-def text_rows(word: str) -> list[int]:
-    """The message ids the trigram index holds for a word (each once, or it is doubled)."""
-    side = sidedb.connect()
-    try:
-        return [
-            row[0]
-            for row in side.execute(
-                "SELECT rowid FROM search_text WHERE search_text MATCH ? ORDER BY rowid",
-                [fts_query(word)],
-            )
-        ]
-    finally:
-        side.close()
+from tests.indexdata import matching
 
 
 def found(query: str) -> tuple[str, set[str]]:
@@ -43,7 +28,7 @@ def test_the_text_index_is_a_file_of_its_own_beside_the_side_database(store, var
     some_sessions(store)
     sync.sync_once()
     assert sidedb.text_path() == var_dir / "side-text.sqlite3"
-    assert len(text_rows("osprey")) == 20
+    assert len(matching("osprey")) == 20
     assert found("osprey") == ("index", {"sess_0", "sess_1", "sess_2", "sess_3"})
 
 
@@ -60,8 +45,8 @@ def test_a_batch_taken_in_again_after_a_crash_between_the_commits_is_indexed_onc
     side.execute("DELETE FROM rollup_session")
     side.close()
     sync.sync_once()
-    assert text_rows("osprey") == sorted(set(text_rows("osprey")))
-    assert len(text_rows("osprey")) == 20
+    assert matching("osprey") == sorted(set(matching("osprey")))
+    assert len(matching("osprey")) == 20
 
 
 @STORE_DB
@@ -76,10 +61,10 @@ def test_a_failed_text_write_rolls_the_batch_back_in_both_files(store, var_dir, 
     with pytest.raises(RuntimeError, match="disk full"):
         sync.sync_once()
     monkeypatch.setattr(textwriter.TextIndex, "add", real)
-    assert text_rows("osprey") == []
+    assert matching("osprey") == []
     report = sync.sync_once()
     assert report.messages == 20
-    assert len(text_rows("osprey")) == 20
+    assert len(matching("osprey")) == 20
     verdict = verify.verify()
     assert verdict.ok, verdict.lines()
 
@@ -92,7 +77,7 @@ def test_a_new_side_database_never_inherits_an_old_text_file(store, var_dir):
     store.execute("DELETE FROM session_messages")
     store.execute("DELETE FROM sessions")
     sync.sync_once()
-    assert text_rows("osprey") == []
+    assert matching("osprey") == []
 
 
 @STORE_DB
@@ -105,11 +90,11 @@ def test_a_deleted_session_leaves_the_text_file_too(store, var_dir):
     store.execute("DELETE FROM session_messages WHERE session_id = 'sess_0'")
     store.execute("DELETE FROM sessions WHERE id = 'sess_0'")
     assert forget_sessions(["sess_0"])
-    assert len(text_rows("osprey")) == 15
+    assert len(matching("osprey")) == 15
     store.execute("DELETE FROM session_messages WHERE session_id = 'sess_1'")
     store.execute("DELETE FROM sessions WHERE id = 'sess_1'")
     sync.sync_once()  # the runtime's delete, found by the pass's walk
-    assert len(text_rows("osprey")) == 10
+    assert len(matching("osprey")) == 10
 
 
 @STORE_DB
@@ -136,4 +121,4 @@ def test_a_text_file_that_is_not_the_side_databases_own_is_never_searched(store,
     sync.rebuild()
     sync.sync_once()
     assert found("osprey") == ("index", {"sess_0", "sess_1"})
-    assert len(text_rows("osprey")) == 10
+    assert len(matching("osprey")) == 10
