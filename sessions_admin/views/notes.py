@@ -4,7 +4,9 @@ The notes beside messages and the header's links to them are built in Python
 (:func:`message_notes_html`, :func:`jump_html`, every value through
 :mod:`sessions_admin.markup`): in the template, 50 notes cost the session page
 12 ms over its 29 ms (×1.42, bench/bench_review.py, 2026-12-01), against a
-goal of 10%.
+goal of 10%. What all notes of a page share (their links' heads, escaped) is made
+once (:class:`NoteLinks`), and the notes are read with one SQL statement of our
+own (:func:`~sessions_admin.ourdata.review.notes.shown_notes_of_session`).
 
 ``POST /sessions/<id>/notes/`` (``text``, optional ``message``) adds one;
 ``…/notes/<note id>/edit`` (``text``) and ``…/notes/<note id>/delete`` change
@@ -61,30 +63,84 @@ def may_delete(user: Any, note: Note) -> bool:
     return user.has_perm(DELETE_ANY_NOTE) or (note.author_id == user.pk and user.has_perm(ANNOTATE))
 
 
+@dataclass(frozen=True, slots=True)
+class NoteLinks:
+    """What every note's links on one page share, built and escaped once: a note's
+    own links are these around its id (``html``: escaped for an attribute; escaping
+    is per character and an id is digits)."""
+
+    edit: str
+    delete: str
+    delete_tail: str
+    at: str
+    at_tail: str
+    edit_html: str
+    delete_html: str
+    delete_tail_html: str
+    at_html: str
+    at_tail_html: str
+
+
 @dataclass(slots=True)
 class ShownNote:
-    """A note as the page shows it (values prepared once: a page may hold hundreds)."""
+    """A note as the page shows it: a page may hold hundreds, so what all share is in
+    ``links`` and each link is made only when asked for."""
 
-    pk: str
+    pk: int
     author: str
+    author_html: str
     created_at: Any
     edited: bool
     text: str
     message_id: int | None
     may_edit: bool
     may_delete: bool
-    edit_url: str
-    delete_url: str
-    #: Where the header's link jumps: this page's anchor, or the page holding the message.
-    jump: str = ""
-    #: ``edit_url`` and ``delete_url`` escaped for an attribute (the markup beside messages).
-    edit_url_html: str = ""
-    delete_url_html: str = ""
+    links: NoteLinks
+    #: Whether its message is on this page (set by :func:`attach_notes`).
+    on_page: bool = False
+
+    @property
+    def edit_url(self) -> str:
+        return f"{self.links.edit}{self.pk}#note-form"
+
+    @property
+    def delete_url(self) -> str:
+        return f"{self.links.delete}/notes/{self.pk}/{self.links.delete_tail}"
+
+    @property
+    def jump(self) -> str:
+        """Where the header's link goes: this page's anchor, or the page holding the
+        message (a message's note is beside its message)."""
+        if self.message_id is None or self.on_page:
+            return f"#note-{self.pk}"
+        return f"{self.links.at}at={self.message_id}{self.links.at_tail}#note-{self.pk}"
+
+    @property
+    def jump_html(self) -> str:
+        if self.message_id is None or self.on_page:
+            return f"#note-{self.pk}"
+        links = self.links
+        return f"{links.at_html}at={self.message_id}{links.at_tail_html}#note-{self.pk}"
+
+
+def _note_links(request: HttpRequest, session_id: str) -> NoteLinks:
+    # The page's own query, less ?note= and ?edit=, encoded once.
+    edit_query = request.GET.copy()
+    edit_query.pop("note", None)
+    edit_query.pop("edit", None)
+    kept = edit_query.urlencode()
+    edit = f"?{kept}&edit=" if kept else "?edit="
+    # session_url percent-encodes the id into the path (or the query): cut its URLs
+    # around a marker once rather than encode the id per note.
+    delete, _, delete_tail = session_url(session_id, "notes/0/delete").rpartition("/notes/0/")
+    at, _, at_tail = session_url(session_id, at=0).rpartition("at=0")
+    return NoteLinks(
+        edit, delete, delete_tail, at, at_tail,
+        esc(edit), esc(delete), esc(delete_tail), esc(at), esc(at_tail),
+    )  # fmt: skip
 
 
 def _with(url: str, marker: str, value: str) -> str:
-    # session_url percent-encodes the id into the path (or the query): build each
-    # note's URL from one made with a marker instead of encoding the id per note.
     head, _, tail = url.rpartition(marker)
     return f"{head}{value}{tail}"
 
@@ -95,70 +151,43 @@ def notes_context(request: HttpRequest, session_id: str) -> dict[str, Any]:
     edits one of yours)."""
     user = request.user
     annotate, delete_any = user.has_perm(ANNOTATE), user.has_perm(DELETE_ANY_NOTE)
-    delete_pattern = session_url(session_id, "notes/0/delete")
-    # The page's own query, less ?note= and ?edit=, encoded once: a page may show
-    # hundreds of notes, each with its "edit" link (issue 20: 50 notes within 10 %).
-    edit_query = request.GET.copy()
-    edit_query.pop("note", None)
-    edit_query.pop("edit", None)
-    kept = edit_query.urlencode()
-    edit_head = f"?{kept}&edit=" if kept else "?edit="
-    # The URLs around each note's id, cut once (session_url percent-encodes the id).
-    delete_head, _, delete_tail = delete_pattern.rpartition("/notes/0/")
-    at_head, _, at_tail = session_url(session_id, at=0).rpartition("at=0")
-    edit_head_html, delete_head_html, delete_tail_html = (
-        esc(edit_head),
-        esc(delete_head),
-        esc(delete_tail),
-    )
-    shown: list[ShownNote] = []
+    links = _note_links(request, session_id)
     user_pk = user.pk  # request.user is lazy: each attribute read goes through a proxy
-    for (
-        pk,
-        author_id,
-        author,
-        created_at,
-        edited_at,
-        text,
-        message_id,
-    ) in review_notes.shown_notes_of_session(session_id):
-        own = author_id == user_pk
-        shown.append(
-            ShownNote(
-                str(pk),
-                author,
-                created_at,
-                edited_at is not None,
-                text,
-                message_id,
-                own and annotate,
-                delete_any or (own and annotate),
-                f"{edit_head}{pk}#note-form",
-                f"{delete_head}/notes/{pk}/{delete_tail}",
-                # A message's note is on the page holding that message (attach_notes
-                # says which are on this one).
-                f"#note-{pk}"
-                if message_id is None
-                else f"{at_head}at={message_id}{at_tail}#note-{pk}",
-                # Escaping is per character and an id is digits: the heads are escaped once.
-                f"{edit_head_html}{pk}#note-form",
-                f"{delete_head_html}/notes/{pk}/{delete_tail_html}",
-            )
+    authors: dict[str, str] = {}  # a page's notes have a few authors: escape each once
+    shown = [
+        ShownNote(
+            pk,
+            author,
+            authors.get(author) or authors.setdefault(author, esc(author)),
+            created_at,
+            edited,
+            text,
+            message_id,
+            author_id == user_pk and annotate,
+            delete_any or (author_id == user_pk and annotate),
+            links,
         )
+        for pk, author_id, author, created_at, edited, text, message_id in (
+            review_notes.shown_notes_of_session(session_id)
+        )
+    ]
     editing = params.whole_or_none(request.GET, "edit", minimum=1)
-    edited = next((n for n in shown if n.may_edit and n.pk == str(editing)), None)
+    edited = next((n for n in shown if n.may_edit and n.pk == editing), None)
     note_for = params.whole_or_none(request.GET, "note", minimum=-MAX_SQLITE_INT - 1)
+    notes_url = session_url(session_id, "notes")
     return {
         "notes": shown,
-        "notes_jump_html": jump_html(shown),
+        # Made when the template reads it (Django calls a callable): the session page
+        # makes it again once it knows which notes' messages it shows (attach_notes).
+        "notes_jump_html": lambda: jump_html(shown),
         "session_notes": [n for n in shown if n.message_id is None],
         "can_annotate": annotate,
         "can_delete_notes": any(n.may_delete for n in shown),
-        "notes_url": session_url(session_id, "notes"),
+        "notes_url": notes_url,
         "note_form_url": (
-            _with(delete_pattern, "/notes/0/delete", f"/notes/{edited.pk}/edit")
+            _with(session_url(session_id, "notes/0/edit"), "/notes/0/", f"/notes/{edited.pk}/")
             if edited
-            else session_url(session_id, "notes")
+            else notes_url
         ),
         "editing": edited,
         "note_for_message": None if edited else note_for,
@@ -171,11 +200,13 @@ def notes_context(request: HttpRequest, session_id: str) -> dict[str, Any]:
 def note_controls(note: ShownNote) -> str:
     """A note's "edit" link and "delete" button (the button submits ``#note-actions``)."""
     parts = []
+    links = note.links
     if note.may_edit:
-        parts.append(f' <a href="{note.edit_url_html}" class="small">edit</a>')
+        parts.append(f' <a href="{links.edit_html}{note.pk}#note-form" class="small">edit</a>')
     if note.may_delete:
         parts.append(
-            f' <button type="submit" form="note-actions" formaction="{note.delete_url_html}" '
+            ' <button type="submit" form="note-actions" '
+            f'formaction="{links.delete_html}/notes/{note.pk}/{links.delete_tail_html}" '
             'class="link small">delete</button>'
         )
     return "".join(parts)
@@ -185,10 +216,8 @@ def message_notes_html(notes: list[ShownNote], zone: Any) -> SafeString:
     """The notes beside one message: author, time in ``zone`` (the page's, read once:
     Django's lookup costs more than the formatting), text (escaped, web addresses
     linked), controls."""
-    authors: dict[str, str] = {}  # a page's notes have a few authors: escape each once
     items = "".join(
-        f'<li id="note-{note.pk}"><span class="note-author">'
-        f"{authors.get(note.author) or authors.setdefault(note.author, esc(note.author))}</span> "
+        f'<li id="note-{note.pk}"><span class="note-author">{note.author_html}</span> '
         f"{_note_time(note.created_at, zone)} "
         f'<span class="note-text">{linked_text(note.text)}</span>{note_controls(note)}</li>'
         for note in notes
@@ -212,7 +241,7 @@ def _note_time(created_at: Any, zone: Any) -> str:
 def jump_html(notes: list[ShownNote]) -> SafeString:
     """The header's link to each note: its author and where it is."""
     links = ", ".join(
-        f'<a href="{esc(note.jump)}">{esc(note.author)} · '
+        f'<a href="{note.jump_html}">{note.author_html} · '
         f"{'session' if note.message_id is None else f'#{note.message_id}'}</a>"
         for note in notes
     )
@@ -242,7 +271,7 @@ def attach_notes(items: list, review: dict[str, Any], session_id: str) -> None:
                 )
     for message_id in on_page & by_message.keys():
         for note in by_message[message_id]:
-            note.jump = f"#note-{note.pk}"  # on this page
+            note.on_page = True
     review["notes_jump_html"] = jump_html(review["notes"])
 
 
