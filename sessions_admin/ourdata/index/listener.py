@@ -34,6 +34,7 @@ from sessions_admin.ourdata.index.text import FIELD_SEPARATOR, document, fold
 from sessions_admin.ourdata.sidedb import run_script
 from sessions_admin.ourdata.sync import SideLayoutChanged
 from sessions_admin.sqlhelpers import chunks, placeholders
+from sessions_admin.store import feed
 from sessions_admin.store.feed import FeedMessage, FeedSession
 
 SCHEMA = f"""
@@ -117,8 +118,10 @@ class SearchIndex:
         self.create(side)
 
     def begin_pass(self, side: sqlite3.Connection) -> None:
-        """The pass writes the text file from a thread of its own (:mod:`.textwriter`)."""
+        """The pass writes the text file from a thread of its own (:mod:`.textwriter`),
+        first taking in any text a cut build left out."""
         textwriter.begin_pass(side)
+        catch_up(side)
 
     def end_pass(self, side: sqlite3.Connection) -> None:
         textwriter.end_pass(side)
@@ -174,7 +177,7 @@ class SearchIndex:
         docs = [
             (m.id, document((m.content, m.tool_name, m.tool_args, m.tool_result))) for m in batch
         ]
-        textwriter.run(side, lambda text: text.add(docs))
+        textwriter.add(side, docs)
 
     def update_sessions(self, side: sqlite3.Connection, sessions: Sequence[FeedSession]) -> None:
         ids = [s.id for s in sessions]
@@ -260,6 +263,44 @@ class SearchIndex:
         ids = list(message_ids)
         textwriter.run(side, lambda text: text.delete(ids))
         side.executemany("DELETE FROM search_messages WHERE id = ?", [(mid,) for mid in ids])
+
+
+def catch_up(side: sqlite3.Connection) -> int:
+    """Index the text of messages the side database holds above the text file's mark.
+
+    A build lets the text file lag a few batches (:class:`.textwriter.TextWriter`);
+    if the process died there, those messages' text is read again from the store
+    here. Ids above the mark are exactly what the file lacks (it holds no gap
+    below its mark). Returns how many messages were indexed.
+    """
+    writer = textwriter.writer_of(side)
+    if writer is None:
+        return 0
+    mark, taken = writer.queued_max, 0
+    while True:
+        ids = [
+            row[0]
+            for row in side.execute(
+                "SELECT id FROM search_messages WHERE id > ? ORDER BY id LIMIT ?",
+                [mark, CATCH_UP_BATCH],
+            )
+        ]
+        if not ids:
+            return taken
+        found = feed.messages_by_id(ids)  # a message the store lost since is left out
+        writer.add(
+            [
+                (m.id, document((m.content, m.tool_name, m.tool_args, m.tool_result)))
+                for m in (found[mid] for mid in ids if mid in found)
+            ]
+        )
+        writer.flush()
+        taken += len(found)
+        mark = ids[-1]
+
+
+#: Messages read back from the store per text transaction of :func:`catch_up`.
+CATCH_UP_BATCH = 5000
 
 
 SEARCH_INDEX = SearchIndex()

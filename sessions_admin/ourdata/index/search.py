@@ -144,11 +144,12 @@ def freshness(side: sqlite3.Connection | None) -> Freshness:
     state = read_state(side)
     if state.synced_at_ms is None and state.last_id == 0:
         return Freshness(built=False)
+    last_id = textwriter.indexed_through(side, state.last_id)
     newest = feed.last_message_id()
     newer, capped = (0, False)
-    if newest > state.last_id:
-        newer, capped = feed.count_messages_after(state.last_id, NEWER_CAP)
-    return Freshness(True, state.last_id, state.synced_at_ms, newer, capped)
+    if newest > last_id:
+        newer, capped = feed.count_messages_after(last_id, NEWER_CAP)
+    return Freshness(True, last_id, state.synced_at_ms, newer, capped)
 
 
 class _Collector:
