@@ -194,3 +194,23 @@ def test_a_note_written_during_a_review_goes_back_to_the_review(session, annotat
         f"/sessions/{SID}/notes/", {"text": "x", "message": str(ids[0]), "review": "7"}
     )
     assert response["Location"] == f"/sessions/{SID}/?at={ids[0]}&review=7#message-{ids[0]}"
+
+
+@STORE_DB
+@pytest.mark.parametrize(
+    ("zone", "shown"), [("UTC", "2026-03-01 23:30"), ("Asia/Tokyo", "2026-03-02 08:30")]
+)
+def test_a_note_beside_its_message_shows_its_time_in_the_dashboards_zone(
+    session, annotator_client, settings, zone, shown
+):
+    from datetime import UTC, datetime
+
+    ids, _ = session
+    note = Note.objects.create(session_id=SID, message_id=ids[0], text="t", author_name="a")
+    Note.objects.filter(pk=note.pk).update(created_at=datetime(2026, 3, 1, 23, 30, 5, tzinfo=UTC))
+    settings.TIME_ZONE = zone
+    page = annotator_client.get(f"/sessions/{SID}/").content.decode()
+    beside = page.split('class="message-notes"', 1)[1]
+    instant = re.search(r'class="note-time small" datetime="([^"]+)">([^<]+)<', beside)
+    assert instant is not None and instant.group(2) == shown
+    assert datetime.fromisoformat(instant.group(1)) == datetime(2026, 3, 1, 23, 30, 5, tzinfo=UTC)

@@ -18,6 +18,7 @@ author's, or anyone's with "Can delete any note".
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import UTC
 from typing import Any
 
 from django.core.exceptions import PermissionDenied
@@ -227,15 +228,19 @@ def message_notes_html(notes: list[ShownNote], zone: Any) -> SafeString:
 
 def _note_time(created_at: Any, zone: Any) -> str:
     """When a note was written, as the session's notes show it: the zone's time to the
-    minute, the exact instant in ``datetime`` (formatted by hand: ``strftime`` was a
-    third of the notes' cost on a page of 50)."""
+    minute, the exact instant in ``datetime``. Cut from one ``isoformat`` (``strftime``
+    was a third of the notes' cost on a page of 50, five formatted fields half of
+    what was left); the stored time is UTC already, so a page in UTC skips the
+    conversion."""
     if created_at is None:
         return ""
-    t = created_at.astimezone(zone)
-    return (
-        f'<time class="note-time small" datetime="{t.isoformat()}">'
-        f"{t.year:04d}-{t.month:02d}-{t.day:02d} {t.hour:02d}:{t.minute:02d}</time>"
-    )
+    utc = created_at.tzinfo is UTC and _is_utc(zone)
+    iso = (created_at if utc else created_at.astimezone(zone)).isoformat()
+    return f'<time class="note-time small" datetime="{iso}">{iso[:10]} {iso[11:16]}</time>'
+
+
+def _is_utc(zone: Any) -> bool:
+    return zone is UTC or getattr(zone, "key", None) in ("UTC", "Etc/UTC")
 
 
 def jump_html(notes: list[ShownNote]) -> SafeString:

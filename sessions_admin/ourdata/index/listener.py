@@ -174,10 +174,7 @@ class SearchIndex:
         insert = "INTO search_messages (id, session, role, tool, ts) VALUES (?, ?, ?, ?, ?)"
         side.executemany(f"INSERT OR REPLACE {insert}", [row for row in rows if row[0] <= top])
         side.executemany(f"INSERT {insert}", [row for row in rows if row[0] > top])
-        docs = [
-            (m.id, document((m.content, m.tool_name, m.tool_args, m.tool_result))) for m in batch
-        ]
-        textwriter.add(side, docs)
+        textwriter.add_messages(side, batch)
 
     def update_sessions(self, side: sqlite3.Connection, sessions: Sequence[FeedSession]) -> None:
         ids = [s.id for s in sessions]
@@ -288,12 +285,7 @@ def catch_up(side: sqlite3.Connection) -> int:
         if not ids:
             return taken
         found = feed.messages_by_id(ids)  # a message the store lost since is left out
-        writer.add(
-            [
-                (m.id, document((m.content, m.tool_name, m.tool_args, m.tool_result)))
-                for m in (found[mid] for mid in ids if mid in found)
-            ]
-        )
+        writer.add_messages([found[mid] for mid in ids if mid in found])
         writer.flush()
         taken += len(found)
         mark = ids[-1]

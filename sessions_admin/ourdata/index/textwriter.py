@@ -26,10 +26,12 @@ from __future__ import annotations
 import json
 import secrets
 import sqlite3
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 
 from sessions_admin.ourdata import sidedb
+from sessions_admin.ourdata.index.text import document
+from sessions_admin.store.feed import FeedMessage
 
 FTS = (
     "USING fts5(body, content='', contentless_delete=1, detail=none, "
@@ -174,13 +176,22 @@ class TextWriter:
 
     def add(self, docs: Sequence[tuple[int, str]]) -> None:
         """Queue (message id, folded document) pairs to index."""
-        if not docs:
-            return
-        top = max(mid for mid, _ in docs)
-        if min(mid for mid, _ in docs) <= self.queued_max:
+        if docs:
+            self._ids_queued(mid for mid, _ in docs)
+            self._queue(lambda index: index.add(docs))
+
+    def add_messages(self, messages: Sequence[FeedMessage]) -> None:
+        """Queue these messages' text: folded into documents in the writer's thread,
+        which a build's pass thread waits on less than on its own work."""
+        if messages:
+            self._ids_queued(m.id for m in messages)
+            self._queue(lambda index: index.add(documents(messages)))
+
+    def _ids_queued(self, ids: Iterable[int]) -> None:
+        ids = list(ids)
+        if min(ids) <= self.queued_max:
             self.strict = True  # a message taken in again: see the class's docstring
-        self.queued_max = max(self.queued_max, top)
-        self._queue(lambda index: index.add(docs))
+        self.queued_max = max(self.queued_max, max(ids))
 
     def _queue(self, operation: Callable[[TextIndex], None]) -> None:
         def step() -> None:
@@ -322,14 +333,21 @@ def run(side: sqlite3.Connection, operation: Callable[[TextIndex], None]) -> Non
         operation(TextIndex(side, sidedb.TEXT_SCHEMA))
 
 
-def add(side: sqlite3.Connection, docs: Sequence[tuple[int, str]]) -> None:
-    """Index (message id, folded document) pairs: through the pass's writer (which
-    may let new messages lag in a build), or now through the attached file."""
+def documents(messages: Sequence[FeedMessage]) -> list[tuple[int, str]]:
+    """(message id, folded document) for each message: what the index holds of it."""
+    return [
+        (m.id, document((m.content, m.tool_name, m.tool_args, m.tool_result))) for m in messages
+    ]
+
+
+def add_messages(side: sqlite3.Connection, messages: Sequence[FeedMessage]) -> None:
+    """Index these messages' text: through the pass's writer (which may let new
+    messages lag in a build), or now through the attached file."""
     writer = writer_of(side)
     if writer is not None:
-        writer.add(docs)
+        writer.add_messages(messages)
     else:
-        TextIndex(side, sidedb.TEXT_SCHEMA).add(docs)
+        TextIndex(side, sidedb.TEXT_SCHEMA).add(documents(messages))
 
 
 def indexed_through(side: sqlite3.Connection, last_id: int) -> int:
