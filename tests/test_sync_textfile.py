@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from sessions_admin.ourdata import sidedb, sync, verify
-from sessions_admin.ourdata.index import search, textwriter
+from sessions_admin.ourdata.index import search, textindex
 from tests.conftest import STORE_DB
 from tests.indexdata import matching
 
@@ -52,15 +52,15 @@ def test_a_batch_taken_in_again_after_a_crash_between_the_commits_is_indexed_onc
 @STORE_DB
 def test_a_failed_text_write_rolls_the_batch_back_in_both_files(store, var_dir, monkeypatch):
     some_sessions(store)
-    real = textwriter.TextIndex.add
+    real = textindex.TextIndex.add
 
     def broken(self, rows):
         raise RuntimeError("disk full")
 
-    monkeypatch.setattr(textwriter.TextIndex, "add", broken)
+    monkeypatch.setattr(textindex.TextIndex, "add", broken)
     with pytest.raises(RuntimeError, match="disk full"):
         sync.sync_once()
-    monkeypatch.setattr(textwriter.TextIndex, "add", real)
+    monkeypatch.setattr(textindex.TextIndex, "add", real)
     assert matching("osprey") == []
     report = sync.sync_once()
     assert report.messages == 20

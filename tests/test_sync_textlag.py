@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from sessions_admin.ourdata import sidedb, sync, verify
-from sessions_admin.ourdata.index import search, textwriter
+from sessions_admin.ourdata.index import search, textindex, textwriter
 from tests.conftest import STORE_DB
 from tests.indexdata import fill, indexed_ids, matching
 
@@ -25,7 +25,7 @@ def lagging_build(monkeypatch):
 def text_mark() -> int:
     side = sidedb.connect()
     try:
-        return textwriter.TextIndex(side, sidedb.TEXT_SCHEMA).mark()
+        return textindex.TextIndex(side, sidedb.TEXT_SCHEMA).mark()
     finally:
         side.close()
 

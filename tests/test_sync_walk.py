@@ -250,3 +250,22 @@ def test_a_session_seen_at_its_new_rowid_but_not_gone_from_its_old_is_taken_in_a
     assert_no_drift()
     sync.sync_once()  # the old block, read for real, now settles
     assert_idle()
+
+
+@STORE_DB
+def test_an_edit_after_a_nul_byte_is_seen(store, var_dir, walk_where):
+    """SQLite's quote() stops at a NUL in TEXT: a digest of it alone would miss an edit
+    after one. Text and blobs that hold NUL bytes are compared whole."""
+    many_sessions(store, 40)
+    store.execute("UPDATE sessions SET title = 'plan' || char(0) || 'kestrel' WHERE id = 's0007'")
+    store.execute("UPDATE sessions SET principal_id = 'user:' || char(0) || 'a' WHERE id = 's0009'")
+    sync.sync_once()
+    assert_idle()
+    store.execute("UPDATE sessions SET title = 'plan' || char(0) || 'osprey' WHERE id = 's0007'")
+    store.execute("UPDATE sessions SET principal_id = 'user:' || char(0) || 'b' WHERE id = 's0009'")
+    report = sync.sync_once()
+    assert (report.sessions_updated, report.sessions_retaken) == (1, 1)
+    assert "osprey" in indexed("s0007")[1]
+    assert indexed("s0009")[0] == "user:\x00b"
+    assert_no_drift()
+    assert_idle()

@@ -4,10 +4,13 @@ deleted by whom the rules allow, refused with a 400 naming the field when bad.""
 from __future__ import annotations
 
 import re
+from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 from django.contrib.auth.models import Permission, User
 from django.test import Client
+from hypothesis import given
+from hypothesis import strategies as st
 
 from sessions_admin.models import Note
 from tests.conftest import STORE_DB
@@ -203,8 +206,6 @@ def test_a_note_written_during_a_review_goes_back_to_the_review(session, annotat
 def test_a_note_beside_its_message_shows_its_time_in_the_dashboards_zone(
     session, annotator_client, settings, zone, shown
 ):
-    from datetime import UTC, datetime
-
     ids, _ = session
     note = Note.objects.create(session_id=SID, message_id=ids[0], text="t", author_name="a")
     Note.objects.filter(pk=note.pk).update(created_at=datetime(2026, 3, 1, 23, 30, 5, tzinfo=UTC))
@@ -214,3 +215,13 @@ def test_a_note_beside_its_message_shows_its_time_in_the_dashboards_zone(
     instant = re.search(r'class="note-time small" datetime="([^"]+)">([^<]+)<', beside)
     assert instant is not None and instant.group(2) == shown
     assert datetime.fromisoformat(instant.group(1)) == datetime(2026, 3, 1, 23, 30, 5, tzinfo=UTC)
+
+
+@given(st.datetimes(timezones=st.just(UTC)))
+def test_a_notes_stored_time_reads_back_as_the_same_instant(moment):
+    from sessions_admin.ourdata.review.notes import utc_iso_text
+
+    stored = str(moment.replace(tzinfo=None))  # how Django's SQLite keeps it
+    assert datetime.fromisoformat(utc_iso_text(stored)) == moment
+    for other in (moment.isoformat(), moment.astimezone(timezone(timedelta(hours=5))).isoformat()):
+        assert datetime.fromisoformat(utc_iso_text(other)) == moment

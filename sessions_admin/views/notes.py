@@ -18,7 +18,7 @@ author's, or anyone's with "Can delete any note".
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC
+from datetime import UTC, datetime
 from typing import Any
 
 from django.core.exceptions import PermissionDenied
@@ -90,7 +90,8 @@ class ShownNote:
     pk: int
     author: str
     author_html: str
-    created_at: Any
+    #: When it was written: UTC, ISO 8601 text (``created_at`` parses it).
+    created_iso: str | None
     edited: bool
     text: str
     message_id: int | None
@@ -99,6 +100,10 @@ class ShownNote:
     links: NoteLinks
     #: Whether its message is on this page (set by :func:`attach_notes`).
     on_page: bool = False
+
+    @property
+    def created_at(self) -> datetime | None:
+        return None if self.created_iso is None else datetime.fromisoformat(self.created_iso)
 
     @property
     def edit_url(self) -> str:
@@ -160,7 +165,7 @@ def notes_context(request: HttpRequest, session_id: str) -> dict[str, Any]:
             pk,
             author,
             authors.get(author) or authors.setdefault(author, esc(author)),
-            created_at,
+            created_iso,
             edited,
             text,
             message_id,
@@ -168,7 +173,7 @@ def notes_context(request: HttpRequest, session_id: str) -> dict[str, Any]:
             delete_any or (author_id == user_pk and annotate),
             links,
         )
-        for pk, author_id, author, created_at, edited, text, message_id in (
+        for pk, author_id, author, created_iso, edited, text, message_id in (
             review_notes.shown_notes_of_session(session_id)
         )
     ]
@@ -219,23 +224,23 @@ def message_notes_html(notes: list[ShownNote], zone: Any) -> SafeString:
     linked), controls."""
     items = "".join(
         f'<li id="note-{note.pk}"><span class="note-author">{note.author_html}</span> '
-        f"{_note_time(note.created_at, zone)} "
+        f"{_note_time(note.created_iso, zone)} "
         f'<span class="note-text">{linked_text(note.text)}</span>{note_controls(note)}</li>'
         for note in notes
     )
     return safe_html(f'<ul class="message-notes" aria-label="Notes on this message">{items}</ul>')
 
 
-def _note_time(created_at: Any, zone: Any) -> str:
+def _note_time(created_iso: str | None, zone: Any) -> str:
     """When a note was written, as the session's notes show it: the zone's time to the
-    minute, the exact instant in ``datetime``. Cut from one ``isoformat`` (``strftime``
-    was a third of the notes' cost on a page of 50, five formatted fields half of
-    what was left); the stored time is UTC already, so a page in UTC skips the
-    conversion."""
-    if created_at is None:
+    minute, the exact instant in ``datetime``. Cut from UTC ISO text: in a UTC page
+    nothing is parsed or formatted (``strftime``, then formatting a datetime's
+    fields, were most of the notes' cost on a page of 50)."""
+    if created_iso is None:
         return ""
-    utc = created_at.tzinfo is UTC and _is_utc(zone)
-    iso = (created_at if utc else created_at.astimezone(zone)).isoformat()
+    iso = created_iso
+    if not _is_utc(zone):
+        iso = datetime.fromisoformat(created_iso).astimezone(zone).isoformat()
     return f'<time class="note-time small" datetime="{iso}">{iso[:10]} {iso[11:16]}</time>'
 
 

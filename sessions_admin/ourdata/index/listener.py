@@ -29,7 +29,7 @@ import sqlite3
 from collections.abc import Sequence
 
 from sessions_admin.ourdata import sidedb
-from sessions_admin.ourdata.index import textwriter
+from sessions_admin.ourdata.index import textindex, textwriter
 from sessions_admin.ourdata.index.text import FIELD_SEPARATOR, document, fold
 from sessions_admin.ourdata.sidedb import run_script
 from sessions_admin.ourdata.sync import SideLayoutChanged
@@ -38,7 +38,7 @@ from sessions_admin.store import feed
 from sessions_admin.store.feed import FeedMessage, FeedSession
 
 SCHEMA = f"""
-CREATE VIRTUAL TABLE IF NOT EXISTS search_session_text {textwriter.FTS};
+CREATE VIRTUAL TABLE IF NOT EXISTS search_session_text {textindex.FTS};
 CREATE TABLE IF NOT EXISTS search_state (key TEXT PRIMARY KEY, value) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS search_names (
   key INTEGER PRIMARY KEY, kind TEXT NOT NULL, name TEXT NOT NULL, UNIQUE (kind, name)
@@ -99,11 +99,11 @@ class SearchIndex:
         if fresh:
             # A new side database never inherits text indexed for another one (a
             # side.sqlite3 removed by hand beside the text file it was paired with).
-            textwriter.run(side, textwriter.TextIndex.drop)
-        textwriter.run(side, textwriter.TextIndex.create)
+            textwriter.run(side, textindex.TextIndex.drop)
+        textwriter.run(side, textindex.TextIndex.create)
         if fresh:
             textwriter.pair_new(side)
-        elif textwriter.writer_of(side) is None and not textwriter.paired(side):
+        elif textwriter.writer_of(side) is None and not textindex.paired(side):
             # A text file removed, or copied back from another time, would leave
             # searches with a silent gap: the side database says what it indexed.
             raise SideLayoutChanged(
@@ -114,7 +114,7 @@ class SearchIndex:
     def reset(self, side: sqlite3.Connection) -> None:
         for table in _TABLES:
             side.execute(f"DROP TABLE IF EXISTS {table}")
-        textwriter.run(side, textwriter.TextIndex.drop)
+        textwriter.run(side, textindex.TextIndex.drop)
         self.create(side)
 
     def begin_pass(self, side: sqlite3.Connection) -> None:
@@ -253,7 +253,7 @@ class SearchIndex:
 
     def finish_build(self, side: sqlite3.Connection) -> None:
         """Merge the trigram index's segments into one after a long pass (smaller, faster)."""
-        textwriter.run(side, textwriter.TextIndex.optimize)
+        textwriter.run(side, textindex.TextIndex.optimize)
         side.execute("INSERT INTO search_session_text (search_session_text) VALUES ('optimize')")
 
     def forget_messages(self, side: sqlite3.Connection, message_ids: Sequence[int]) -> None:

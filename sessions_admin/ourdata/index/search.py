@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from sessions_admin.ourdata import sidedb
-from sessions_admin.ourdata.index import textwriter
+from sessions_admin.ourdata.index import textindex
 from sessions_admin.ourdata.index.text import (
     Snippet,
     contains,
@@ -139,12 +139,12 @@ NEWER_CAP = 100_000
 
 def freshness(side: sqlite3.Connection | None) -> Freshness:
     """How far the index is behind the store: one seek plus a capped count."""
-    if side is None or not is_current(side) or not textwriter.paired(side):
+    if side is None or not is_current(side) or not textindex.paired(side):
         return Freshness(built=False)
     state = read_state(side)
     if state.synced_at_ms is None and state.last_id == 0:
         return Freshness(built=False)
-    last_id = textwriter.indexed_through(side, state.last_id)
+    last_id = textindex.indexed_through(side, state.last_id)
     newest = feed.last_message_id()
     newer, capped = (0, False)
     if newest > last_id:

@@ -29,12 +29,13 @@ def notes_of_session(session_id: str) -> list[Note]:
 
 
 #: What a page shows of a note, in the order :func:`shown_notes_of_session` gives.
-SHOWN_FIELDS = ("pk", "author_id", "author_name", "created_at", "edited", "text", "message_id")
+SHOWN_FIELDS = ("pk", "author_id", "author_name", "created_iso", "edited", "text", "message_id")
 
 
 def shown_notes_of_session(session_id: str) -> list[tuple]:
     """The session's notes, oldest first, as tuples of :data:`SHOWN_FIELDS`
-    (``created_at`` an aware datetime, ``edited`` whether the note was edited).
+    (``created_iso`` when it was written, in UTC, as ISO 8601 text: what a page shows
+    of it is cut from that text; ``edited`` whether the note was edited).
 
     One SQL statement of our own: a session page may show hundreds of notes, and
     through the ORM (model instances, then ``values_list``'s per-value converters)
@@ -43,8 +44,8 @@ def shown_notes_of_session(session_id: str) -> list[tuple]:
     connection = connections[router.db_for_read(Note)]
     quote = connection.ops.quote_name
     column = {f: quote(Note._meta.get_field(f).column) for f in _COLUMNS}
-    # SQLite keeps a datetime as UTC ISO text, which Django's converter parses with a
-    # regular expression: read the text itself and parse it with fromisoformat.
+    # SQLite keeps a datetime as UTC text, which Django's converter parses with a
+    # regular expression: read the text itself.
     sqlite = connection.vendor == "sqlite"
     created = f"CAST({column['created_at']} AS TEXT)" if sqlite else column["created_at"]
     sql = (
@@ -57,11 +58,10 @@ def shown_notes_of_session(session_id: str) -> list[tuple]:
     with connection.cursor() as cursor:
         cursor.execute(sql, [current_store(), session_id])
         rows = cursor.fetchall()
-    if not sqlite:
-        return rows  # the driver gives aware datetimes and booleans
+    convert = utc_iso_text if sqlite else utc_iso
     return [
-        (pk, author_id, author, _utc(created_at), bool(edited), text, message_id)
-        for pk, author_id, author, created_at, edited, text, message_id in rows
+        (pk, author_id, author, convert(created), bool(edited), text, message_id)
+        for pk, author_id, author, created, edited, text, message_id in rows
     ]
 
 
@@ -71,8 +71,20 @@ _COLUMNS = (
 )  # fmt: skip
 
 
-def _utc(stored: str | None) -> datetime | None:
-    return None if stored is None else datetime.fromisoformat(stored).replace(tzinfo=UTC)
+def utc_iso(moment: datetime | None) -> str | None:
+    """An aware datetime as UTC ISO 8601 text."""
+    return None if moment is None else moment.astimezone(UTC).isoformat()
+
+
+def utc_iso_text(stored: str | None) -> str | None:
+    """Django's SQLite text for a datetime (UTC, ``YYYY-MM-DD HH:MM:SS[.ffffff]``) as
+    ISO 8601 text with its offset; any other shape is parsed (naive read as UTC)."""
+    if stored is None:
+        return None
+    if len(stored) in (19, 26) and stored[10] == " " and stored[19:20] in ("", "."):
+        return f"{stored[:10]}T{stored[11:]}+00:00"
+    moment = datetime.fromisoformat(stored)
+    return utc_iso(moment if moment.tzinfo else moment.replace(tzinfo=UTC))
 
 
 def note_of_session(session_id: str, note_id: int) -> Note | None:
