@@ -18,7 +18,7 @@ from django.views.decorators.http import require_POST
 from sessions_admin import params
 from sessions_admin.access import ANNOTATE, staff_view
 from sessions_admin.ids import session_url
-from sessions_admin.ourdata.review import labels, notes, queues
+from sessions_admin.ourdata.review import labels, marks
 from sessions_admin.ourdata.review.models import Label
 from sessions_admin.params import BadParameter
 from sessions_admin.store.queries import SessionRow
@@ -74,14 +74,18 @@ def marks_of(session_ids: Sequence[Any]) -> dict[str, RowMarks]:
     ids = [sid for sid in session_ids if isinstance(sid, str)]
     if not ids:
         return {}
-    marks = {sid: RowMarks() for sid in ids}
-    for sid, found in labels.labels_of_sessions(ids).items():
-        marks[sid].labels = found
-    for sid in notes.noted_sessions(ids):
-        marks[sid].noted = True
-    for sid, verdict in queues.latest_verdicts(ids).items():
-        marks[sid].verdict = verdict
-    return marks
+    found = marks.marks_of(ids)
+    # The labels are few: read once, and only for a page that shows one.
+    named = {label.pk: label for label in labels.all_labels()} if found.label_ids else {}
+    shown = {sid: RowMarks() for sid in ids}
+    for sid, label_ids in found.label_ids.items():
+        on = [named[pk] for pk in label_ids if pk in named]  # not one deleted since
+        shown[sid].labels = sorted(on, key=lambda label: label.name)
+    for sid in found.noted:
+        shown[sid].noted = True
+    for sid, verdict in found.verdicts.items():
+        shown[sid].verdict = verdict
+    return shown
 
 
 def labels_context(request: HttpRequest, session_id: str) -> dict[str, Any]:

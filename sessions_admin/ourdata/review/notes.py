@@ -123,18 +123,6 @@ def by_message(notes: Sequence[Note]) -> dict[int, list[Note]]:
     return grouped
 
 
-def noted_sessions(session_ids: Iterable[str]) -> set[str]:
-    """Which of these sessions have a note (for the list's marks)."""
-    found: set[str] = set()
-    for chunk in chunks([sid for sid in session_ids if isinstance(sid, str)], 500):
-        found.update(
-            Note.objects.filter(store_name=current_store(), session_id__in=chunk)
-            .values_list("session_id", flat=True)
-            .distinct()
-        )
-    return found
-
-
 def notes_of_sessions(session_ids: Iterable[str]) -> dict[str, list[Note]]:
     """Each session's notes, oldest first (for exports)."""
     found: dict[str, list[Note]] = {}

@@ -25,7 +25,6 @@ from sessions_admin.ourdata.review.bulk import insert_rows
 from sessions_admin.ourdata.review.models import QUEUE_MAX_ITEMS, ReviewItem, ReviewQueue
 from sessions_admin.ourdata.storename import current_store
 from sessions_admin.params import MAX_SQLITE_INT
-from sessions_admin.sqlhelpers import chunks
 from sessions_admin.store import feed
 
 #: How long a claim holds before someone else may take the session.
@@ -203,20 +202,6 @@ def progress_of(queues: Iterable[ReviewQueue]) -> dict[int, Progress]:
             tally.deleted += row["n"]
         else:
             tally.in_review += row["held"]
-    return found
-
-
-def latest_verdicts(session_ids: Iterable[str]) -> dict[str, str]:
-    """The newest verdict given on each of these sessions, in any queue of this store."""
-    found: dict[str, str] = {}
-    for chunk in chunks([sid for sid in session_ids if isinstance(sid, str)], 500):
-        rows = (
-            ReviewItem.objects.filter(store_name=current_store(), session_id__in=chunk)
-            .exclude(verdict="")
-            .order_by("reviewed_at", "pk")
-            .values_list("session_id", "verdict")
-        )
-        found.update(rows)  # later rows (newer verdicts) win
     return found
 
 
