@@ -225,6 +225,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=60)
     parser.add_argument(
+        "--notes-repeat",
+        type=int,
+        default=200,
+        help="turns of the 50-notes comparison (its ratio is read from two medians)",
+    )
+    parser.add_argument(
         "--behind",
         type=int,
         default=5000,
@@ -237,7 +243,7 @@ def main() -> None:
     client = staff_client()
     ids = _labelled_ids(LABELLED)
     _label(ids)
-    rows = bench_notes(client, args.repeat)
+    rows = bench_notes(client, args.notes_repeat)
     rows += bench_label(client, args.repeat, args.behind)
     rows += bench_queue(client, ids, args.repeat)
     print_table("review (ms)", ["what", "median", "p95", "note"], rows)
