@@ -170,6 +170,9 @@ def connect_readonly() -> sqlite3.Connection | None:
     attaching the text file and setting it up cost a page about a millisecond,
     twice on the list's filtered pages (bench_list, bench_search). A file
     replaced, removed or newly there (a rebuild, a restore) gets a new connection.
+    A file we hold open keeps its inode, so a new file never looks like it. The
+    old files' disk space comes back once every thread has served a page since
+    (or the dashboard restarts): a kept connection holds them open until then.
     """
     try:
         path = side_path()
