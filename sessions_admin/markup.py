@@ -43,8 +43,11 @@ def safe_html(markup: str) -> SafeString:
 #: ``&`` is ``&amp;``: an address runs on through ``&amp;`` and stops at any other
 #: ``&``; its last character is no sentence punctuation (the ";" of ``&amp;`` is not).
 _WEB_ADDRESS = re.compile(
-    # (the look-ahead: an address has a character after "://", as the raw rule reads)
-    r"https?://(?=[^\s&<>\"']|&amp;)(?:(?:[^\s&<>\"']|&amp;)*(?:[^\s&<>\"'.,;:!?)\]}]|&amp;))?",
+    # The look-ahead: an address has a character after "://", as the raw rule reads.
+    # Runs of plain characters and whole "&amp;" (no alternation per character: twice
+    # as fast), then the last one may be no sentence punctuation unless it ends "&amp;".
+    r"https?://(?=[^\s&<>\"']|&amp;)[^\s&<>\"']*(?:&amp;[^\s&<>\"']*)*"
+    r"(?:(?<=[^\s&<>\"'.,;:!?)\]}])|(?<=&amp;))",
     re.IGNORECASE,
 )
 _LINK = r'<a href="\g<0>" rel="noopener noreferrer nofollow" target="_blank">\g<0></a>'
