@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
+from contextlib import contextmanager
 
 from sessions_admin.ourdata import sidedb
 from tests.conftest import STORE_DB
@@ -19,27 +20,30 @@ def make_side(path, value: str) -> None:
     conn.close()
 
 
-def marker() -> str | None:
+@contextmanager
+def reading():
+    """A page's read connection, handed back (closed) at the end, as pages do."""
     conn = sidedb.connect_readonly()
-    if conn is None:
-        return None
     try:
-        return conn.execute("SELECT value FROM main.marker").fetchone()[0]
+        yield conn
     finally:
-        conn.close()
+        if conn is not None:
+            conn.close()
+
+
+def marker() -> str | None:
+    with reading() as conn:
+        return None if conn is None else conn.execute("SELECT value FROM marker").fetchone()[0]
 
 
 @STORE_DB
 def test_the_next_request_of_a_thread_gets_its_connection_back(store, var_dir):
     make_side(sidedb.side_path(), "first")
-    first = sidedb.connect_readonly()
-    first.close()
-    again = sidedb.connect_readonly()
-    try:
+    with reading() as first:
+        pass
+    with reading() as again:
         assert again is first
         assert again.execute("SELECT value FROM marker").fetchone() == ("first",)
-    finally:
-        again.close()
 
 
 @STORE_DB
@@ -57,30 +61,22 @@ def test_a_replaced_or_removed_file_is_never_read_through_a_kept_connection(stor
 @STORE_DB
 def test_a_text_file_made_after_the_connection_is_attached_to_the_next_one(store, var_dir):
     make_side(sidedb.side_path(), "first")
-    conn = sidedb.connect_readonly()
-    names = {row[1] for row in conn.execute("PRAGMA database_list")}
-    conn.close()
+    with reading() as conn:
+        names = {row[1] for row in conn.execute("PRAGMA database_list")}
     assert sidedb.TEXT_SCHEMA not in names
     make_side(sidedb.text_path(), "text")
-    conn = sidedb.connect_readonly()
-    try:
+    with reading() as conn:
         assert conn.execute("SELECT value FROM text.marker").fetchone() == ("text",)
-    finally:
-        conn.close()
 
 
 @STORE_DB
 def test_a_connection_left_in_a_transaction_comes_back_out_of_it(store, var_dir):
     make_side(sidedb.side_path(), "first")
-    conn = sidedb.connect_readonly()
-    conn.execute("BEGIN")
-    conn.execute("SELECT value FROM marker").fetchone()
-    conn.close()
-    again = sidedb.connect_readonly()
-    try:
+    with reading() as conn:
+        conn.execute("BEGIN")
+        conn.execute("SELECT value FROM marker").fetchone()
+    with reading() as again:
         assert again is conn and not again.in_transaction
-    finally:
-        again.close()
 
 
 @STORE_DB

@@ -11,6 +11,7 @@ import pytest
 
 from sessions_admin.ourdata import sidedb, sync, verify
 from sessions_admin.ourdata.index import search, textindex, textwriter
+from sessions_admin.store.feed import FeedMessage
 from tests.conftest import STORE_DB
 from tests.indexdata import fill, indexed_ids, matching
 
@@ -28,6 +29,11 @@ def text_mark() -> int:
         return textindex.TextIndex(side, sidedb.TEXT_SCHEMA).mark()
     finally:
         side.close()
+
+
+def message(message_id: int, text: str) -> FeedMessage:
+    none = (None,) * 11
+    return FeedMessage(message_id, "sess_x", "user", text, *none)
 
 
 def found_sessions(query: str) -> set[str]:
@@ -91,9 +97,9 @@ def test_text_work_other_than_new_messages_commits_with_its_batch(store, var_dir
     writer = textwriter.TextWriter()
     try:
         writer.build_mode(True)
-        writer.add([(writer.queued_max + 1, "new")])
+        writer.add_messages([message(writer.queued_max + 1, "new")])
         assert not writer.strict
-        writer.add([(1, "taken in again")])
+        writer.add_messages([message(1, "taken in again")])
         assert writer.strict
         writer.flush()  # strict: committed now, in order
         assert not writer.strict

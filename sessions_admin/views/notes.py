@@ -222,9 +222,10 @@ def message_notes_html(notes: list[ShownNote], zone: Any) -> SafeString:
     """The notes beside one message: author, time in ``zone`` (the page's, read once:
     Django's lookup costs more than the formatting), text (escaped, web addresses
     linked), controls."""
+    utc = _is_utc(zone)
     items = "".join(
         f'<li id="note-{note.pk}"><span class="note-author">{note.author_html}</span> '
-        f"{_note_time(note.created_iso, zone)} "
+        f"{_note_time(note.created_iso, None if utc else zone)} "
         f'<span class="note-text">{linked_text(note.text)}</span>{note_controls(note)}</li>'
         for note in notes
     )
@@ -233,13 +234,13 @@ def message_notes_html(notes: list[ShownNote], zone: Any) -> SafeString:
 
 def _note_time(created_iso: str | None, zone: Any) -> str:
     """When a note was written, as the session's notes show it: the zone's time to the
-    minute, the exact instant in ``datetime``. Cut from UTC ISO text: in a UTC page
-    nothing is parsed or formatted (``strftime``, then formatting a datetime's
-    fields, were most of the notes' cost on a page of 50)."""
+    minute, the exact instant in ``datetime``. Cut from UTC ISO text: for a UTC page
+    (``zone`` None) nothing is parsed or formatted (``strftime``, then formatting a
+    datetime's fields, were most of the notes' cost on a page of 50)."""
     if created_iso is None:
         return ""
     iso = created_iso
-    if not _is_utc(zone):
+    if zone is not None:
         iso = datetime.fromisoformat(created_iso).astimezone(zone).isoformat()
     return f'<time class="note-time small" datetime="{iso}">{iso[:10]} {iso[11:16]}</time>'
 

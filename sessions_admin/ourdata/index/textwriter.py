@@ -62,7 +62,7 @@ class TextWriter:
     side transaction made the pass's thread wait for FTS5's commit (writing a
     segment) at every batch: 41 % of a first build's time, one core idle. In
     :meth:`build_mode`, a batch whose only text is new messages (every id above
-    any queued before: :meth:`add`) does not wait: the text file commits every
+    any queued before: :meth:`add_messages`) does not wait: the text file commits every
     :data:`LAG_BATCHES` batches and may be that far behind the side database. It
     never holds a gap below its own mark (ids only grow there), so what it
     lacks is exactly the messages above its mark: searches scan those in the
@@ -97,12 +97,6 @@ class TextWriter:
         this batch, before the side database)."""
         self.strict = True
         self._queue(operation)
-
-    def add(self, docs: Sequence[tuple[int, str]]) -> None:
-        """Queue (message id, folded document) pairs to index."""
-        if docs:
-            self._ids_queued(mid for mid, _ in docs)
-            self._queue(lambda index: index.add(docs))
 
     def add_messages(self, messages: Sequence[FeedMessage]) -> None:
         """Queue these messages' text: folded into documents in the writer's thread,

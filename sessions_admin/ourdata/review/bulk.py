@@ -21,8 +21,12 @@ from sessions_admin.sqlhelpers import chunks
 BATCH = 1000
 
 
-def _columns(model: type[models.Model], fields: Sequence[str]) -> tuple[Any, str, list[str]]:
-    connection = connections[router.db_for_write(model)]
+def sql_names(
+    model: type[models.Model], fields: Sequence[str], *, write: bool = True
+) -> tuple[Any, str, list[str]]:
+    """For SQL of our own on ``model``: its database's connection (for writing, or for
+    reading), its table's name and the columns of ``fields``, each quoted."""
+    connection = connections[(router.db_for_write if write else router.db_for_read)(model)]
     quote = connection.ops.quote_name
     meta = model._meta
     return connection, quote(meta.db_table), [quote(meta.get_field(f).column) for f in fields]
@@ -32,7 +36,7 @@ def insert_rows(
     model: type[models.Model], fields: Sequence[str], rows: Sequence[Sequence[Any]]
 ) -> None:
     """Insert ``rows`` (values of ``fields``, in that order) into ``model``'s table."""
-    connection, table, columns = _columns(model, fields)
+    connection, table, columns = sql_names(model, fields)
     sql = f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join(['%s'] * len(fields))})"
     with connection.cursor() as cursor:
         for chunk in chunks(list(rows), BATCH):
@@ -43,7 +47,7 @@ def update_rows(
     model: type[models.Model], fields: Sequence[str], rows: Sequence[Sequence[Any]]
 ) -> None:
     """Set ``fields`` on each row: ``rows`` are the values of ``fields`` then the pk."""
-    connection, table, columns = _columns(model, fields)
+    connection, table, columns = sql_names(model, fields)
     pk = connection.ops.quote_name(model._meta.pk.column)
     sql = f"UPDATE {table} SET {', '.join(f'{c} = %s' for c in columns)} WHERE {pk} = %s"
     with connection.cursor() as cursor:

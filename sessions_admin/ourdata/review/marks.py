@@ -8,11 +8,13 @@ quarter of the list's time (bench_list, bench_search's list rows, 2026-12-01).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from django.db import connections, models, router
+from django.db import models
 
+from sessions_admin.ourdata.review.bulk import sql_names
 from sessions_admin.ourdata.review.models import Note, ReviewItem, SessionLabel
 from sessions_admin.ourdata.storename import current_store
 from sessions_admin.sqlhelpers import chunks
@@ -31,37 +33,38 @@ def marks_of(session_ids: Sequence[str]) -> Marks:
     marks = Marks()
     store = current_store()
     for chunk in chunks(list(dict.fromkeys(session_ids)), 500):
-        for sid, label_id in _rows(SessionLabel, ("session_id", "label_id"), "", store, chunk):
+        for sid, label_id in _rows(SessionLabel, ("session_id", "label"), store, chunk):
             marks.label_ids.setdefault(sid, []).append(label_id)
-        marks.noted.update(sid for (sid,) in _rows(Note, ("session_id",), "", store, chunk))
+        marks.noted.update(sid for (sid,) in _rows(Note, ("session_id",), store, chunk))
         # Oldest first: the newest verdict of a session is the last one written.
         verdicts = _rows(
             ReviewItem,
             ("session_id", "verdict"),
-            "AND {verdict} <> '' ORDER BY {reviewed_at}, {id}",
             store,
             chunk,
+            tail="AND {verdict} <> '' ORDER BY {reviewed_at}, {id}",
         )
         marks.verdicts.update(verdicts)
     return marks
 
 
 def _rows(
-    model: type[models.Model], fields: tuple[str, ...], tail: str, store: str, ids: list[str]
+    model: type[models.Model],
+    select: tuple[str, ...],
+    store: str,
+    ids: list[str],
+    *,
+    tail: str = "",
 ) -> list[tuple]:
-    connection = connections[router.db_for_read(model)]
-    quote = connection.ops.quote_name
-
-    def column(name: str) -> str:
-        return quote(model._meta.get_field(name).column)
-
-    columns = {name: column(name) for name in ("store_name", "session_id", "id", *fields)}
-    if model is ReviewItem:
-        columns.update(verdict=column("verdict"), reviewed_at=column("reviewed_at"))
+    """``select``'s columns of this store's rows of ``model`` for these session ids;
+    ``tail`` goes after the condition, its ``{field}`` names replaced by columns."""
+    named = ("store_name", "session_id", *select, *re.findall(r"\{(\w+)\}", tail))
+    connection, table, names = sql_names(model, named, write=False)
+    column = dict(zip(named, names, strict=True))
     sql = (
-        f"SELECT {', '.join(columns[name] for name in fields)} FROM {quote(model._meta.db_table)} "
-        f"WHERE {columns['store_name']} = %s AND {columns['session_id']} IN "
-        f"({', '.join(['%s'] * len(ids))}) {tail.format(**columns)}"
+        f"SELECT {', '.join(column[name] for name in select)} FROM {table} "
+        f"WHERE {column['store_name']} = %s AND {column['session_id']} IN "
+        f"({', '.join(['%s'] * len(ids))}) {tail.format(**column)}"
     )
     with connection.cursor() as cursor:
         cursor.execute(sql, [store, *ids])

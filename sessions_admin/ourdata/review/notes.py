@@ -10,9 +10,9 @@ from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import connections, router
 from django.utils import timezone
 
+from sessions_admin.ourdata.review.bulk import sql_names
 from sessions_admin.ourdata.review.models import Note
 from sessions_admin.ourdata.storename import current_store
 from sessions_admin.sqlhelpers import chunks
@@ -41,9 +41,8 @@ def shown_notes_of_session(session_id: str) -> list[tuple]:
     through the ORM (model instances, then ``values_list``'s per-value converters)
     reading them was most of their cost on the page (bench/bench_review.py).
     """
-    connection = connections[router.db_for_read(Note)]
-    quote = connection.ops.quote_name
-    column = {f: quote(Note._meta.get_field(f).column) for f in _COLUMNS}
+    connection, table, names = sql_names(Note, _COLUMNS, write=False)
+    column = dict(zip(_COLUMNS, names, strict=True))
     # SQLite keeps a datetime as UTC text, which Django's converter parses with a
     # regular expression: read the text itself.
     sqlite = connection.vendor == "sqlite"
@@ -51,8 +50,7 @@ def shown_notes_of_session(session_id: str) -> list[tuple]:
     sql = (
         f"SELECT {column['id']}, {column['author']}, {column['author_name']}, {created}, "
         f"{column['edited_at']} IS NOT NULL, {column['text']}, {column['message_id']} "
-        f"FROM {quote(Note._meta.db_table)} "
-        f"WHERE {column['store_name']} = %s AND {column['session_id']} = %s "
+        f"FROM {table} WHERE {column['store_name']} = %s AND {column['session_id']} = %s "
         f"ORDER BY {column['created_at']}, {column['id']}"
     )
     with connection.cursor() as cursor:
