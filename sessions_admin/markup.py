@@ -55,7 +55,13 @@ _LINK = r'<a href="\g<0>" rel="noopener noreferrer nofollow" target="_blank">\g<
 
 def linked_text(text: str) -> SafeString:
     """Plain text escaped, its http(s) addresses turned into links (line breaks are kept
-    by the page's ``white-space: pre-wrap``).
+    by the page's ``white-space: pre-wrap``): :func:`linked_markup`, marked safe."""
+    return safe_html(linked_markup(text))
+
+
+def linked_markup(text: str) -> str:
+    """What :func:`linked_text` shows, not yet marked safe: for markup built further in
+    Python, marked once when whole (a ``SafeString`` is a copy of its text).
 
     The text is escaped once, and addresses are found in the escaped text by one
     substitution: a page shows hundreds of notes (issue 20), and escaping each piece
@@ -64,5 +70,5 @@ def linked_text(text: str) -> SafeString:
     """
     escaped = esc(text)
     if "://" not in text:  # no address to link (most notes)
-        return safe_html(escaped)
-    return safe_html(_WEB_ADDRESS.sub(_LINK, escaped))
+        return escaped
+    return _WEB_ADDRESS.sub(_LINK, escaped)

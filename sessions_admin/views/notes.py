@@ -1,7 +1,7 @@
 """Notes on a session and its messages: add, edit, delete (all POST, each guarded).
 
 The notes beside messages and the header's links to them are built in Python
-(:func:`message_notes_html`, :func:`jump_html`, every value through
+(:func:`notes_beside_messages`, :func:`jump_html`, every value through
 :mod:`sessions_admin.markup`): in the template, 50 notes cost the session page
 12 ms over its 29 ms (×1.42, bench/bench_review.py, 2026-12-01), against a
 goal of 10%. What all notes of a page share (their links' heads, escaped) is made
@@ -31,7 +31,7 @@ from django.views.decorators.http import require_POST
 from sessions_admin import params
 from sessions_admin.access import ANNOTATE, DELETE_ANY_NOTE, staff_view
 from sessions_admin.ids import session_url
-from sessions_admin.markup import esc, linked_text, safe_html
+from sessions_admin.markup import esc, linked_markup, safe_html
 from sessions_admin.ourdata.review import notes as review_notes
 from sessions_admin.ourdata.review.models import NOTE_MAX_CHARS, Note
 from sessions_admin.params import MAX_SQLITE_INT, BadParameter
@@ -75,11 +75,12 @@ class NoteLinks:
     delete_tail: str
     at: str
     at_tail: str
-    edit_html: str
-    delete_html: str
-    delete_tail_html: str
     at_html: str
     at_tail_html: str
+    #: A note's "edit" link and "delete" button around its id, escaped.
+    edit_open: str
+    delete_open: str
+    delete_close: str
 
 
 @dataclass(slots=True)
@@ -140,9 +141,13 @@ def _note_links(request: HttpRequest, session_id: str) -> NoteLinks:
     # around a marker once rather than encode the id per note.
     delete, _, delete_tail = session_url(session_id, "notes/0/delete").rpartition("/notes/0/")
     at, _, at_tail = session_url(session_id, at=0).rpartition("at=0")
+    edit_html, delete_html, delete_tail_html = esc(edit), esc(delete), esc(delete_tail)
     return NoteLinks(
         edit, delete, delete_tail, at, at_tail,
-        esc(edit), esc(delete), esc(delete_tail), esc(at), esc(at_tail),
+        esc(at), esc(at_tail),
+        f' <a href="{edit_html}',
+        f' <button type="submit" form="note-actions" formaction="{delete_html}/notes/',
+        f'{delete_tail_html}" class="link small">delete</button>',
     )  # fmt: skip
 
 
@@ -205,31 +210,39 @@ def notes_context(request: HttpRequest, session_id: str) -> dict[str, Any]:
 
 def note_controls(note: ShownNote) -> str:
     """A note's "edit" link and "delete" button (the button submits ``#note-actions``)."""
-    parts = []
     links = note.links
-    if note.may_edit:
-        parts.append(f' <a href="{links.edit_html}{note.pk}#note-form" class="small">edit</a>')
-    if note.may_delete:
-        parts.append(
-            ' <button type="submit" form="note-actions" '
-            f'formaction="{links.delete_html}/notes/{note.pk}/{links.delete_tail_html}" '
-            'class="link small">delete</button>'
+    edit = f"{links.edit_open}{note.pk}{_EDIT_CLOSE}" if note.may_edit else ""
+    delete = f"{links.delete_open}{note.pk}/{links.delete_close}" if note.may_delete else ""
+    return f"{edit}{delete}"
+
+
+_EDIT_CLOSE = '#note-form" class="small">edit</a>'
+
+
+def notes_beside_messages(notes: list[ShownNote], zone: Any) -> dict[int, str]:
+    """The notes beside each message, by message id: author, time in ``zone`` (the
+    page's, read once: Django's lookup costs more than the formatting), text (escaped,
+    web addresses linked), controls.
+
+    Markup not yet marked safe (every value escaped): the message's own markup holds
+    it (:func:`sessions_admin.views.transcript_html.message_html`) and is marked once
+    whole. One pass over the page's notes: per message, a join and a ``SafeString``
+    (a copy) were a fifth of the notes' cost on the page (bench_review.py).
+    """
+    shown_zone = None if _is_utc(zone) else zone
+    by_message: dict[int, list[str]] = {}
+    for note in notes:
+        if note.message_id is None:
+            continue
+        by_message.setdefault(note.message_id, []).append(
+            f'<li id="note-{note.pk}"><span class="note-author">{note.author_html}</span> '
+            f"{_note_time(note.created_iso, shown_zone)} "
+            f'<span class="note-text">{linked_markup(note.text)}</span>{note_controls(note)}</li>'
         )
-    return "".join(parts)
+    return {message: f"{_NOTES_OPEN}{''.join(items)}</ul>" for message, items in by_message.items()}
 
 
-def message_notes_html(notes: list[ShownNote], zone: Any) -> SafeString:
-    """The notes beside one message: author, time in ``zone`` (the page's, read once:
-    Django's lookup costs more than the formatting), text (escaped, web addresses
-    linked), controls."""
-    utc = _is_utc(zone)
-    items = "".join(
-        f'<li id="note-{note.pk}"><span class="note-author">{note.author_html}</span> '
-        f"{_note_time(note.created_iso, None if utc else zone)} "
-        f'<span class="note-text">{linked_text(note.text)}</span>{note_controls(note)}</li>'
-        for note in notes
-    )
-    return safe_html(f'<ul class="message-notes" aria-label="Notes on this message">{items}</ul>')
+_NOTES_OPEN = '<ul class="message-notes" aria-label="Notes on this message">'
 
 
 def _note_time(created_iso: str | None, zone: Any) -> str:
@@ -262,27 +275,24 @@ def jump_html(notes: list[ShownNote]) -> SafeString:
 def attach_notes(items: list, review: dict[str, Any], session_id: str) -> None:
     """Give each transcript item its notes and (for annotators) its "note" link; the
     header's links to notes of messages on other pages open those pages."""
-    by_message: dict[int, list[ShownNote]] = {}
-    for note in review["notes"]:
-        if note.message_id is not None:
-            by_message.setdefault(note.message_id, []).append(note)
+    beside = notes_beside_messages(review["notes"], timezone.get_current_timezone())
     on_page: set[int] = set()
-    zone = timezone.get_current_timezone()
     note_pattern = session_url(session_id, at=0, note=0) + "#note-form"
     for item in items:
         message_id = item.row.id
-        notes = by_message.get(message_id)
-        if notes:
-            item.notes_html = message_notes_html(notes, zone)
+        markup = beside.get(message_id)
+        if markup:
+            item.notes_html = markup
         if isinstance(message_id, int):
             on_page.add(message_id)
             if review["can_annotate"]:
                 item.note_url = note_pattern.replace("at=0", f"at={message_id}", 1).replace(
                     "note=0", f"note={message_id}", 1
                 )
-    for message_id in on_page & by_message.keys():
-        for note in by_message[message_id]:
-            note.on_page = True
+    if on_page:
+        for note in review["notes"]:
+            if note.message_id in on_page:
+                note.on_page = True
     review["notes_jump_html"] = jump_html(review["notes"])
 
 

@@ -68,7 +68,7 @@ def message_html(m: MessageItem, has_frames: bool) -> str:
             f"{_note_link(m.note_url, mid)}</div>",
         )
     )
-    # Notes are markup already (views.notes.message_notes_html escapes their values).
+    # Notes are markup already (views.notes.notes_beside_messages escapes their values).
     body = _body(m, mid) if m.content else ""
     tool = _tool_card(m.tool) if m.tool is not None else ""
     return f"{head}{_HEAD_BREAK}{m.notes_html}{_HEAD_BREAK}{body}{_HEAD_BREAK}{tool}\n    </li>"

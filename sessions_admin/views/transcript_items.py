@@ -144,7 +144,7 @@ class MessageItem(Fields):
     tool: ToolCard | None = None
     #: The message's columns whose text is not valid UTF-8 (shown with U+FFFD), joined.
     undecodable: str = ""
-    #: Reviewers' notes on this message (markup, views.notes.message_notes_html), and
+    #: Reviewers' notes on this message (markup, views.notes.notes_beside_messages), and
     #: the link that writes one ("" without "Can annotate"); set by the session view.
     notes_html: str = ""
     note_url: str = ""
