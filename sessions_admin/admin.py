@@ -20,6 +20,7 @@ from typing import Any
 
 from django.contrib import admin, messages
 from django.contrib.admin.options import ActionLocation
+from django.contrib.admin.views.main import ORDER_VAR, ChangeList
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.db.models import QuerySet
@@ -156,6 +157,32 @@ class ReadOnlyAdmin(admin.ModelAdmin):
         return False
 
 
+class ShownOrderChangeList(ChangeList):
+    """A changelist whose column headers mark the order its rows are in.
+
+    Without ``?o=``, Django marks the columns of the admin's or the model's fixed
+    ordering, not of ``get_ordering(request)``: the sessions said "last active,
+    newest first" over rows in id order, and the messages "oldest first" over the
+    newest.
+    """
+
+    def __init__(self, request: HttpRequest, *args: Any, **kwargs: Any) -> None:
+        self.request = request
+        super().__init__(request, *args, **kwargs)
+
+    def get_ordering_field_columns(self) -> dict[int, str]:
+        if ORDER_VAR in self.params:
+            return super().get_ordering_field_columns()
+        columns: dict[int, str] = {}
+        for field in self.model_admin.get_ordering(self.request):
+            name = field.removeprefix("-")
+            for index, attr in enumerate(self.list_display):
+                if self.get_ordering_field(attr) == name:
+                    columns[index] = "desc" if field.startswith("-") else "asc"
+                    break
+        return columns
+
+
 class ReadOnlyStoreAdmin(ReadOnlyAdmin):
     paginator = CappedPaginator
     show_full_result_count = False
@@ -165,6 +192,9 @@ class ReadOnlyStoreAdmin(ReadOnlyAdmin):
 
     def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
         return [f.name for f in self.model._meta.fields] + list(self.readonly_fields)
+
+    def get_changelist(self, request: HttpRequest, **kwargs: Any) -> type[ChangeList]:
+        return ShownOrderChangeList
 
 
 @admin.register(Session)

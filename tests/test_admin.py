@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from django.db import connections
 from django.test.utils import CaptureQueriesContext
 
@@ -250,3 +252,24 @@ def test_the_admin_clear_all_page_uses_the_stock_breadcrumbs_and_no_runtime_inte
     body = admin_client.get("/admin/sessions_admin/session/clear-all/").content.decode()
     assert '<ol class="breadcrumbs">' in body and "Agent sessions" in body
     assert "$sessionClearAll" not in body
+
+
+def _sorted_columns(html: str) -> dict[str, str]:
+    """Each header marked as sorted: its column's name, and ascending or descending."""
+    return dict(re.findall(r'class="[^"]*column-(\w+) sorted (ascending|descending)"', html))
+
+
+@STORE_DB
+def test_the_changelist_headers_mark_the_order_the_rows_are_in(store, admin_client):
+    ids = some_sessions(store, 3) + some_sessions(store, 3, target="ops.pager")
+    html = admin_client.get(CHANGELIST).content.decode()
+    assert _sorted_columns(html) == {"id": "ascending"}
+    shown = [sid for sid in sorted(ids) if f">{sid}<" in html]
+    assert sorted(shown, key=html.index) == sorted(ids)  # the rows are in id order
+    by_target = admin_client.get(CHANGELIST, {"target": "ops.pager"}).content.decode()
+    assert _sorted_columns(by_target) == {"last_active_shown": "descending"}
+    # A header the reader clicked is marked as Django marks it.
+    clicked = admin_client.get(CHANGELIST, {"o": "-1"}).content.decode()
+    assert _sorted_columns(clicked) == {"id": "descending"}
+    messages = admin_client.get("/admin/sessions_admin/message/").content.decode()
+    assert _sorted_columns(messages) == {"id": "descending"}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from datetime import UTC, datetime
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
@@ -171,3 +172,24 @@ def test_a_missing_principal_looks_as_it_does_on_the_session_list(synced, staff_
     assert "(no principal)" not in html
     row = re.search(r'<tr><th scope="row"><span class="muted">—</span></th>', html)
     assert row, "the principals table shows the list's muted dash for no principal"
+
+
+@STORE_DB
+@pytest.mark.parametrize("zone", ["UTC", "Asia/Tokyo"])
+def test_the_busiest_principals_say_they_count_from_a_utc_midnight(
+    synced, staff_client, settings, zone
+):
+    from sessions_admin import clock
+
+    settings.TIME_ZONE = zone
+    now = clock.now_ms()
+    html = staff_client.get("/?window=24h").content.decode()
+    # A day's rollup: the table starts at midnight UTC of the day the window's first
+    # hour (the current UTC hour and the 23 before it) is in.
+    hour_ms = 3600 * 1000
+    start_day = datetime.fromtimestamp((now // hour_ms - 23) * hour_ms / 1000, UTC).date()
+    heading = re.search(r'<h2 id="principals-h">(.*?)</h2>', html).group(1)
+    assert f">{start_day.isoformat()} 00:00 UTC</time>" in heading
+    assert f'datetime="{start_day.isoformat()}T00:00:00+00:00"' in heading
+    assert "Counted in whole UTC days" in html
+    assert "Counted in whole UTC days" not in staff_client.get("/?window=all").content.decode()

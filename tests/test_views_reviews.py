@@ -53,6 +53,19 @@ def test_a_queue_holds_the_sessions_its_source_lists_in_its_order(sessions, anno
 
 
 @STORE_DB
+def test_a_queues_items_show_each_sessions_title_and_target(store, annotator_client):
+    store.add_session("sess_a", title="Refund <b>INV-1</b>", target="billing.ledger")
+    store.add_session("sess_b", title=b"\xff\xfe", target="ops.pager")  # a BLOB title
+    store.add_session("sess_c", title=None)
+    queue = make(annotator_client, "/sessions/")
+    store.execute("DELETE FROM sessions WHERE id = 'sess_c'")  # gone before a sync
+    page = annotator_client.get(f"/reviews/{queue.pk}/").content.decode()
+    assert "“Refund &lt;b&gt;INV-1&lt;/b&gt;”" in page and "billing.ledger · default" in page
+    assert "binary value, 2 bytes" in page and "ops.pager · default" in page
+    assert "(not in the store now)" in page
+
+
+@STORE_DB
 def test_sources_with_a_label_a_principal_or_a_full_url(sessions, annotator_client):
     label = Label.objects.create(name="regression")
     for sid in ("sess_1", "sess_5"):

@@ -194,6 +194,12 @@ def connect_readonly() -> sqlite3.Connection | None:
     )
     conn.files = key
     conn.execute("PRAGMA busy_timeout = 2000")
+    # Kept for its thread's next pages, its cache holds the side file's hot pages
+    # (session rows walked by last activity, the rollups) while the file is unchanged
+    # (a pass that writes empties it). SQLite's default of 2 MB is refilled from
+    # the disk by every filtered list page; no memory mapping: a pass truncates the
+    # file, and a mapped page beyond its end would kill the process.
+    conn.execute(f"PRAGMA main.cache_size = -{READ_CACHE_MB * 1024}")
     if key[3] is not None:
         # A side database without its text file (an older layout) reads as one
         # without a trigram index: is_current() says so before any query.
@@ -203,6 +209,8 @@ def connect_readonly() -> sqlite3.Connection | None:
     return conn
 
 
+#: The page cache of each page's read connection (MB): threads × this at most.
+READ_CACHE_MB = 16
 #: Each thread's read connection between two requests (see connect_readonly).
 _READERS = threading.local()
 _READER_CLASSES: dict[ModuleType, type] = {}

@@ -145,8 +145,9 @@ def _note_links(request: HttpRequest, session_id: str) -> NoteLinks:
     return NoteLinks(
         edit, delete, delete_tail, at, at_tail,
         esc(at), esc(at_tail),
-        f' <a href="{edit_html}',
-        f' <button type="submit" form="note-actions" formaction="{delete_html}/notes/',
+        # " · " apart: right after a note's last link, "edit" read as part of it.
+        f' · <a href="{edit_html}',
+        f' · <button type="submit" form="note-actions" formaction="{delete_html}/notes/',
         f'{delete_tail_html}" class="link small">delete</button>',
     )  # fmt: skip
 

@@ -7,6 +7,8 @@ sync; row counts and frames use are fetched after the page (``?part=counts``).
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 from django.db import DatabaseError
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
@@ -149,8 +151,17 @@ def _rollup_context(side: figures.SideConnection, window: Window) -> dict:
         "tools": tools,
         "tools_url": reverse("tools") + f"?window={window.key}",
         "principals": list(zip(principals, links, strict=True)),
-        "principals_since": None if window.start_day is None else window.start_day * DAY_MS,
+        "principals_since": _utc_day(window.start_day),
     }
+
+
+def _utc_day(day: int | None) -> dict[str, str] | None:
+    """The UTC day the busiest principals are counted from (``rollup_principal_day``
+    counts whole UTC days): its date, and its midnight as ISO 8601."""
+    if day is None:
+        return None
+    midnight = datetime.fromtimestamp(day * DAY_MS / 1000, UTC)
+    return {"day": midnight.date().isoformat(), "iso": midnight.isoformat()}
 
 
 def _count_links(request: HttpRequest) -> dict:

@@ -81,10 +81,22 @@ def review_page(request: HttpRequest, queue_id: int) -> HttpResponse:
     shown = list(items[: ITEMS_PAGE + 1])
     more = len(shown) > ITEMS_PAGE
     shown = shown[:ITEMS_PAGE]
+    # Each item's title, target and profile, so a reviewer can tell them apart: one
+    # primary-key read of the store for the page's sessions (those still there).
+    rows = queries.rows_matching([item.session_id for item in shown], queries.SessionFilter())
     context = {
         "queue": queue,
         "progress": queues.progress_of([queue])[queue.pk],
-        "items": [(item, session_url(item.session_id, review=queue.pk)) for item in shown],
+        "items": [
+            (
+                item,
+                session_url(item.session_id, review=queue.pk),
+                queries.SessionRow.from_db(rows[item.session_id])
+                if item.session_id in rows
+                else None,
+            )
+            for item in shown
+        ],
         "more_url": "?" + urlencode({"after": shown[-1].position}) if more else "",
         "done": request.GET.get("done") == "1",
         "busy": request.GET.get("busy") == "1",
