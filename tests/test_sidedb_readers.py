@@ -44,6 +44,9 @@ def test_the_next_request_of_a_thread_gets_its_connection_back(store, var_dir):
     with reading() as again:
         assert again is first
         assert again.execute("SELECT value FROM marker").fetchone() == ("first",)
+        # Its page cache, kept with it, holds more than SQLite's 2 MB default.
+        cache = again.execute("PRAGMA main.cache_size").fetchone()[0]
+        assert cache == -sidedb.READ_CACHE_MB * 1024 and sidedb.READ_CACHE_MB > 2
 
 
 @STORE_DB
