@@ -188,6 +188,9 @@ def test_the_header_links_to_a_note_on_another_page_of_the_transcript(store, ann
     note = Note.objects.get()
     page = annotator_client.get(f"/sessions/{SID}/").content.decode()
     assert f'href="/sessions/{SID}/?at={ids[-1]}#note-{note.pk}"' in page
+    assert f'id="note-{note.pk}"' not in page  # drawn on its message's page, not this one
+    there = annotator_client.get(f"/sessions/{SID}/?at={ids[-1]}").content.decode()
+    assert f'<li id="note-{note.pk}">' in there and f'href="#note-{note.pk}"' in there
 
 
 @STORE_DB

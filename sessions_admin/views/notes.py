@@ -276,24 +276,24 @@ def jump_html(notes: list[ShownNote]) -> SafeString:
 def attach_notes(items: list, review: dict[str, Any], session_id: str) -> None:
     """Give each transcript item its notes and (for annotators) its "note" link; the
     header's links to notes of messages on other pages open those pages."""
-    beside = notes_beside_messages(review["notes"], timezone.get_current_timezone())
-    on_page: set[int] = set()
+    on_page = {item.row.id for item in items if isinstance(item.row.id, int)}
+    shown_here = []
+    for note in review["notes"]:
+        if note.message_id in on_page:
+            note.on_page = True
+            shown_here.append(note)
+    # Only this page's messages' notes are drawn: a long session's others wait for their page.
+    beside = notes_beside_messages(shown_here, timezone.get_current_timezone())
     note_pattern = session_url(session_id, at=0, note=0) + "#note-form"
     for item in items:
         message_id = item.row.id
         markup = beside.get(message_id)
         if markup:
             item.notes_html = markup
-        if isinstance(message_id, int):
-            on_page.add(message_id)
-            if review["can_annotate"]:
-                item.note_url = note_pattern.replace("at=0", f"at={message_id}", 1).replace(
-                    "note=0", f"note={message_id}", 1
-                )
-    if on_page:
-        for note in review["notes"]:
-            if note.message_id in on_page:
-                note.on_page = True
+        if review["can_annotate"] and isinstance(message_id, int):
+            item.note_url = note_pattern.replace("at=0", f"at={message_id}", 1).replace(
+                "note=0", f"note={message_id}", 1
+            )
     review["notes_jump_html"] = jump_html(review["notes"])
 
 
