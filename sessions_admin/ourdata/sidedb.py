@@ -20,6 +20,7 @@ second core, while the first writes everything else (one writer per file:
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import functools
 import os
@@ -199,10 +200,10 @@ def connect_readonly() -> sqlite3.Connection | None:
     # (a pass that writes empties it). SQLite's default of 2 MB is refilled from
     # the disk by every filtered list page; no memory mapping: a pass truncates the
     # file, and a mapped page beyond its end would kill the process.
-    try:
+    # On a damaged file the pragma fails (it reads the header): the page's first query
+    # says so, and the page falls back to the store.
+    with contextlib.suppress(module.Error):
         conn.execute(f"PRAGMA main.cache_size = -{READ_CACHE_MB * 1024}")
-    except module.Error:
-        pass  # a damaged file (the pragma reads its header): the page's first query says so
     if key[3] is not None:
         # A side database without its text file (an older layout) reads as one
         # without a trigram index: is_current() says so before any query.
