@@ -549,7 +549,7 @@ class MessageAdmin(ReadOnlyStoreAdmin):
         session_id = as_id(obj.session_id)
         if isinstance(session_id, OddValue):  # a NULL or BLOB id: no URL names it
             return session_id
-        shown = short_id(session_id) or "(empty id)"  # a link needs a name to be followed
+        shown = short_id(session_id)  # "(empty id)" for the empty one: a link needs a name
         return format_html('<a href="{}">{}</a>', session_url(session_id), shown)
 
     def get_queryset(self, request: HttpRequest) -> QuerySet:

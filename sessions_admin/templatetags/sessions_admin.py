@@ -62,10 +62,13 @@ def session_url(session_id: str, subpage: str = "", **query: str) -> str:
 
 @register.filter
 def short_id(value: str | None, keep: int = 8) -> str:
-    """``sess_9f…c21``: the start and end of a long id."""
+    """``sess_9f…c21``: the start and end of a long id; ``(empty id)`` for the empty
+    one (the store allows it), so a link to it still has a name."""
     if value is None:
         return ""
     text = str(value)
+    if not text:
+        return "(empty id)"
     if len(text) <= 2 * keep + 1:
         return text
     return f"{text[:keep]}…{text[-keep // 2 - 1 :]}"

@@ -150,3 +150,46 @@ def test_a_session_page_with_notes_passes_axe_at_both_widths(noted, visitors, li
         if width == PHONE:
             assert page.evaluate("document.documentElement.scrollWidth") <= PHONE
     assert not found, "axe-core found:\n" + report(found)
+
+
+# The review screens need a queue: one made from the demo's sessions, one verdict
+# given, a label on the first session, which is then opened from the queue.
+@pytest.fixture
+def reviewing(demo, admin_user) -> list[Screen]:
+    from sessions_admin.ourdata.review import labels, queues
+    from sessions_admin.ourdata.review.models import Label
+
+    # As a source does, only sessions whose id is text (the hostile ones include a BLOB).
+    ids = [
+        row[0]
+        for row in run_sql("SELECT id FROM sessions ORDER BY last_active DESC")
+        if isinstance(row[0], str)
+    ]
+    queue = queues.make_queue(
+        "sql.query failures, <1 Dec>", "/sessions/", ids, capped=False, user=admin_user
+    )
+    first = queues.claim_next(queue, admin_user)
+    queues.give_verdict(first, "fail", "Wrong tool: https://runbooks.example/x?a=1&b=2", admin_user)
+    label = Label.objects.create(name="regression", color="#b91c1c", description="broke again")
+    labels.add_label(first.session_id, label, admin_user)
+    return [
+        Screen("reviews", "/reviews/"),
+        Screen("review-queue", f"/reviews/{queue.pk}/"),
+        Screen("review-session", session_url(first.session_id, review=queue.pk)),
+        Screen("labelled", "/sessions/?label=regression"),
+    ]
+
+
+@STORE_DB
+def test_the_review_screens_pass_axe_and_fit_a_phone(reviewing, visitors, live_server):
+    found, too_wide = {}, {}
+    for width in sorted(WIDTHS):
+        for screen in reviewing:
+            page = open_screen(visitors, live_server.url, screen, width)
+            violations = axe_violations(page)
+            if violations:
+                found[f"{screen.name} at {width} px"] = violations
+            if width == PHONE and page.evaluate("document.documentElement.scrollWidth") > PHONE:
+                too_wide[screen.name] = page.evaluate("document.documentElement.scrollWidth")
+    assert not found, "axe-core found:\n" + report(found)
+    assert not too_wide, f"wider than {PHONE} px: {too_wide}"
