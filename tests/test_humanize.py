@@ -32,3 +32,18 @@ def test_timeline_offsets_read_as_hours_and_minutes_not_thousands_of_minutes():
     assert signed_duration(2_500) == "2.5 s"
     assert signed_duration(26_596.7 * 60_000) == "443 h 16 min"
     assert signed_duration(-2_500) == "-2.5 s"
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [
+        ("sess_0000083266005d2c4477868f", "sess_000…7868f"),
+        ("sess_short", "sess_short"),
+        ("", "(empty id)"),  # the store allows it; a link to it still needs a name
+        (None, ""),
+    ],
+)
+def test_ids_are_shortened_to_their_start_and_end(value, shown):
+    from sessions_admin.templatetags.sessions_admin import short_id
+
+    assert short_id(value) == shown
