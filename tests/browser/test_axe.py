@@ -183,9 +183,12 @@ def reviewing(demo, admin_user) -> list[Screen]:
 @STORE_DB
 def test_the_review_screens_pass_axe_and_fit_a_phone(reviewing, visitors, live_server):
     found, too_wide = {}, {}
+    shots = os.environ.get("SESSIONS_ADMIN_SCREENSHOTS")
     for width in sorted(WIDTHS):
         for screen in reviewing:
             page = open_screen(visitors, live_server.url, screen, width)
+            if shots:
+                page.screenshot(path=str(Path(shots) / f"{screen.name}-{width}.png"))
             violations = axe_violations(page)
             if violations:
                 found[f"{screen.name} at {width} px"] = violations
