@@ -228,3 +228,17 @@ def test_a_value_of_a_missing_message_or_column_is_404(store, viewer_client):
 
 
 # -- paging, permalinks, filters -----------------------------------------------------------
+
+
+@STORE_DB
+def test_a_session_whose_id_is_empty_names_it_in_its_header_and_crumbs(store, viewer_client):
+    # The store allows the empty id; its page is /sessions/~/?id= (ids.session_url).
+    store.add_session("", title="nameless")
+    store.add_message("", "user", "hello")
+    url = session_url("")
+    assert url == "/sessions/~/?id="
+    page = viewer_client.get(url).content.decode()
+    header = re.search(r"<h1>(.*?)</h1>", page, re.S).group(1)
+    assert "<code title=\"\">(empty id)</code>" in header
+    assert "› (empty id)</nav>" in page  # the breadcrumbs name it too
+    assert "hello" in page

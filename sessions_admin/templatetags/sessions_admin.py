@@ -187,7 +187,8 @@ def intcomma(value: int | None) -> str:
 
 @register.inclusion_tag("sessions_admin/_copy_id.html")
 def copy_id(value: str, shorten: bool = True) -> dict:
-    return {"value": value, "short": short_id(value) if shorten else value}
+    # Whole or shortened, the empty id reads "(empty id)" (short_id's rule).
+    return {"value": value, "short": short_id(value) if shorten or value == "" else value}
 
 
 @register.filter
