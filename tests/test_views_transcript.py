@@ -239,6 +239,6 @@ def test_a_session_whose_id_is_empty_names_it_in_its_header_and_crumbs(store, vi
     assert url == "/sessions/~/?id="
     page = viewer_client.get(url).content.decode()
     header = re.search(r"<h1>(.*?)</h1>", page, re.S).group(1)
-    assert "<code title=\"\">(empty id)</code>" in header
+    assert '<code title="">(empty id)</code>' in header
     assert "› (empty id)</nav>" in page  # the breadcrumbs name it too
     assert "hello" in page
