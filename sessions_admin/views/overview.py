@@ -7,8 +7,6 @@ sync; row counts and frames use are fetched after the page (``?part=counts``).
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 from django.db import DatabaseError
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
@@ -24,6 +22,7 @@ from sessions_admin.ourdata.rollups.figures import Window, parse_window
 from sessions_admin.ourdata.rollups.schema import DAY_MS
 from sessions_admin.store import size
 from sessions_admin.store.connection import StoreError, describe_database_error, store_status
+from sessions_admin.store.timeutil import from_epoch_ms
 from sessions_admin.views.figures import (
     LIST_PRESET,
     activity_charts,
@@ -158,9 +157,9 @@ def _rollup_context(side: figures.SideConnection, window: Window) -> dict:
 def _utc_day(day: int | None) -> dict[str, str] | None:
     """The UTC day the busiest principals are counted from (``rollup_principal_day``
     counts whole UTC days): its date, and its midnight as ISO 8601."""
-    if day is None:
+    midnight = None if day is None else from_epoch_ms(day * DAY_MS)
+    if midnight is None:
         return None
-    midnight = datetime.fromtimestamp(day * DAY_MS / 1000, UTC)
     return {"day": midnight.date().isoformat(), "iso": midnight.isoformat()}
 
 

@@ -6,7 +6,7 @@ this module keeps the rows and reads only this store's.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from datetime import UTC, datetime
 
 from django.contrib.auth.models import AbstractBaseUser
@@ -110,15 +110,6 @@ def edit_note(note: Note, text: str) -> None:
     note.text = text
     note.edited_at = timezone.now()
     note.save(update_fields=["text", "edited_at"])
-
-
-def by_message(notes: Sequence[Note]) -> dict[int, list[Note]]:
-    """The notes that name a message, grouped by its id."""
-    grouped: dict[int, list[Note]] = {}
-    for note in notes:
-        if note.message_id is not None:
-            grouped.setdefault(note.message_id, []).append(note)
-    return grouped
 
 
 def notes_of_sessions(session_ids: Iterable[str]) -> dict[str, list[Note]]:
