@@ -101,7 +101,11 @@ def test_forgetting_sessions_subtracts_exactly_what_they_brought(store, side):
         ROLLUPS.forget_sessions(side, gone)
     assert_rollups_match(side, store)
     assert side.execute(
-        "SELECT count(*) FROM rollup_call WHERE session_id IN (?, ?, ?, ?)", gone
+        "SELECT count(*) FROM rollup_session WHERE session_id IN (?, ?, ?, ?)", gone
+    ).fetchone() == (0,)
+    # No call is left behind under a session key whose row went.
+    assert side.execute(
+        "SELECT count(*) FROM rollup_call WHERE session NOT IN (SELECT key FROM rollup_session)"
     ).fetchone() == (0,)
 
 
@@ -116,6 +120,10 @@ def test_forgetting_every_session_leaves_empty_tables(store, side):
         "rollup_tool_day",
         "rollup_activity_day",
         "rollup_principal_day",
+        "rollup_call",
+        # The names the calls' keys stood for go with the last call that had them.
+        "rollup_tools",
+        "rollup_places",
     ):
         assert side.execute(f"SELECT count(*) FROM {table}").fetchone() == (0,)
 
@@ -130,6 +138,7 @@ def test_forgetting_a_message_drops_its_call(store, side):
     with side:
         ROLLUPS.forget_messages(side, [mid])
     assert tool_cells(side, "hour") == {}
+    assert side.execute("SELECT count(*) FROM rollup_tools").fetchone() == (0,)
 
 
 def test_reset_forgets_everything(store, side):

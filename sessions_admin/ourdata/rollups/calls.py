@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from sessions_admin import sqlhelpers
 from sessions_admin.ourdata.rollups.errors import what_failed
 from sessions_admin.ourdata.rollups.figures import Scope
-from sessions_admin.ourdata.rollups.schema import HEAD_CHARS
+from sessions_admin.ourdata.rollups.schema import HEAD_CHARS, TOOL_KEY
 from sessions_admin.params import MAX_SQLITE_INT, BadParameter
 from sessions_admin.store import feed
 
@@ -86,9 +86,9 @@ def parse_cursor(raw: object) -> tuple[int, int] | None:
 
 def _where(f: CallFilter) -> tuple[str, str, list[object]]:
     """(index, WHERE clause, its parameters) for a filter."""
-    extra, params = f.scope.where()
+    extra, params = f.scope.call_where()
     index = "rollup_call_tool_failed" if f.errors else "rollup_call_tool_ts"
-    where = "tool = ?" + extra + (" AND failed" if f.errors else "")
+    where = f"tool = {TOOL_KEY}" + extra + (" AND failed" if f.errors else "")
     args: list[object] = [f.tool, *params]
     if f.slow_ms is not None:
         where += " AND duration_ms >= ?"
@@ -140,8 +140,9 @@ def tool_calls(
         where += " AND ts <= ? AND (ts < ? OR id < ?)"
         args += [cursor[0], cursor[0], cursor[1]]
     rows = side.execute(
-        f"{_CALL_SELECT} INDEXED BY {index} WHERE {where} "
-        f"ORDER BY ts DESC, id DESC LIMIT {int(limit) + 1}",
+        f"{_CALL_SELECT} WHERE c.id IN (SELECT id FROM rollup_call INDEXED BY {index} "
+        f"WHERE {where} ORDER BY ts DESC, id DESC LIMIT {int(limit) + 1}) "
+        "ORDER BY c.ts DESC, c.id DESC",
         args,
     ).fetchall()
     page = [_call_row(row) for row in rows[:limit]]
@@ -149,9 +150,12 @@ def tool_calls(
     return CallPage(page, f"{page[-1].ts}_{page[-1].id}" if more and page else None)
 
 
+#: A page's calls with their names: the ids come from an index walk (a subquery), then
+#: one primary-key read of each call and its session and place.
 _CALL_SELECT = (
-    "SELECT id, session_id, target, profile, principal, ts, duration_ms, failed, link_id, "
-    "first_id, second_id, result_head FROM rollup_call"
+    "SELECT c.id, s.session_id, p.target, p.profile, s.principal, c.ts, c.duration_ms, "
+    "c.failed, c.link_id, c.first_id, c.second_id, c.result_head FROM rollup_call AS c "
+    "JOIN rollup_session AS s ON s.key = c.session JOIN rollup_places AS p ON p.key = c.place"
 )
 #: Where the result head is in a row of _CALL_SELECT.
 _HEAD = 11
@@ -171,9 +175,10 @@ def failed_by_session(side: sqlite3.Connection, session_ids: list[str]) -> dict[
         return {}
     ids = list(dict.fromkeys(session_ids))[: sqlhelpers.CHUNK]
     rows = side.execute(
-        "SELECT session_id, count(*) FROM rollup_call "
-        f"WHERE failed AND session_id IN ({sqlhelpers.placeholders(len(ids))}) "
-        "GROUP BY session_id",
+        "SELECT s.session_id, count(*) FROM rollup_session AS s "
+        "JOIN rollup_call AS c INDEXED BY rollup_call_session_failed ON c.session = s.key "
+        f"WHERE c.failed AND s.session_id IN ({sqlhelpers.placeholders(len(ids))}) "
+        "GROUP BY s.session_id",
         ids,
     ).fetchall()
     return {sid: count for sid, count in rows}
@@ -204,8 +209,9 @@ class ErrorGroups:
 def _latest_failures(side: sqlite3.Connection, call_filter: CallFilter, limit: int) -> list[tuple]:
     _, where, args = _where(replace(call_filter, errors=True))
     return side.execute(
-        f"{_CALL_SELECT} INDEXED BY rollup_call_tool_failed WHERE {where} "
-        f"ORDER BY ts DESC, id DESC LIMIT {int(limit)}",
+        f"{_CALL_SELECT} WHERE c.id IN (SELECT id FROM rollup_call INDEXED BY "
+        f"rollup_call_tool_failed WHERE {where} ORDER BY ts DESC, id DESC LIMIT {int(limit)}) "
+        "ORDER BY c.ts DESC, c.id DESC",
         args,
     ).fetchall()
 
@@ -289,7 +295,9 @@ def with_heads(page: CallPage) -> CallPage:
 
 def known_tool(side: sqlite3.Connection, tool: str) -> bool:
     return (
-        side.execute("SELECT 1 FROM rollup_call WHERE tool = ? LIMIT 1", [tool]).fetchone()
+        side.execute(
+            f"SELECT 1 FROM rollup_call WHERE tool = {TOOL_KEY} LIMIT 1", [tool]
+        ).fetchone()
         is not None
     )
 
@@ -307,15 +315,15 @@ def tool_key(tool: str) -> str:
 def tool_by_key(side: sqlite3.Connection, key: str) -> str | None:
     """The tool whose :func:`tool_key` is ``key``, or None.
 
-    Walks the distinct tool names by index seeks (one per tool, not one per
-    call): only links to names too long for a URL come this way.
+    Reads the tool names that have a call (one index probe each, not one
+    per call): only links to names too long for a URL come this way.
     """
     if not _KEY.fullmatch(key):
         return None
-    seek = "SELECT tool FROM rollup_call INDEXED BY rollup_call_tool_ts"
-    row = side.execute(f"{seek} ORDER BY tool LIMIT 1").fetchone()
-    while row is not None:
-        if tool_key(row[0]) == key:
-            return row[0]
-        row = side.execute(f"{seek} WHERE tool > ? ORDER BY tool LIMIT 1", [row[0]]).fetchone()
+    for (name,) in side.execute(
+        "SELECT name FROM rollup_tools AS t "
+        "WHERE EXISTS (SELECT 1 FROM rollup_call WHERE tool = t.key)"
+    ):
+        if tool_key(name) == key:
+            return name
     return None

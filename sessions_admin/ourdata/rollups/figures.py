@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from sessions_admin.ourdata import sidedb
-from sessions_admin.ourdata.rollups.schema import DAY_MS, GRAINS, band_floor
+from sessions_admin.ourdata.rollups.schema import DAY_MS, GRAINS, TOOL_KEY, band_floor
 from sessions_admin.ourdata.sync import SyncState, has_tables, read_state
 from sessions_admin.params import BadParameter, quoted
 
@@ -140,6 +140,13 @@ class Scope:
                 params.append(value)
         return "".join(clauses), params
 
+    def call_where(self) -> tuple[str, list[str]]:
+        """The same filter on ``rollup_call``, whose target and profile are a place key."""
+        inner, params = self.where()
+        if not params:
+            return "", []
+        return f" AND place IN (SELECT key FROM rollup_places WHERE 1{inner})", params
+
 
 # -- tools ----------------------------------------------------------------------
 
@@ -227,18 +234,18 @@ def percentiles(
 
 
 def _sorted_pick(side, tool: str, window: Window, scope: Scope, k: int) -> int | None:
-    extra, params = scope.where()
+    extra, params = scope.call_where()
     if window.start_ms is None:
         sql = (
             "SELECT duration_ms FROM rollup_call INDEXED BY rollup_call_tool_duration "
-            f"WHERE tool = ? AND duration_ms IS NOT NULL{extra} "
+            f"WHERE tool = {TOOL_KEY} AND duration_ms IS NOT NULL{extra} "
             "ORDER BY duration_ms LIMIT 1 OFFSET ?"
         )
         args = [tool, *params, k - 1]
     else:
         sql = (
             "SELECT duration_ms FROM rollup_call INDEXED BY rollup_call_tool_ts "
-            f"WHERE tool = ? AND ts >= ? AND duration_ms IS NOT NULL{extra} "
+            f"WHERE tool = {TOOL_KEY} AND ts >= ? AND duration_ms IS NOT NULL{extra} "
             "ORDER BY duration_ms LIMIT 1 OFFSET ?"
         )
         args = [tool, window.start_ms, *params, k - 1]
@@ -272,14 +279,14 @@ def _band_pick(side, tool: str, window: Window, bands: list[tuple[int, int]], k:
         floor = band_floor(band)
         sql = (
             "SELECT duration_ms FROM rollup_call INDEXED BY rollup_call_tool_duration "
-            "WHERE tool = ? AND duration_ms IS NOT NULL AND duration_ms >= ? "
+            f"WHERE tool = {TOOL_KEY} AND duration_ms IS NOT NULL AND duration_ms >= ? "
             "ORDER BY duration_ms LIMIT 1 OFFSET ?"
         )
         args = [tool, floor if floor is not None else -(2**63), offset]
     else:
         sql = (
             "SELECT duration_ms FROM rollup_call INDEXED BY rollup_call_tool_band "
-            "WHERE tool = ? AND band = ? AND ts >= ? AND duration_ms IS NOT NULL "
+            f"WHERE tool = {TOOL_KEY} AND band = ? AND ts >= ? AND duration_ms IS NOT NULL "
             "ORDER BY duration_ms LIMIT 1 OFFSET ?"
         )
         args = [tool, band, window.start_ms, offset]

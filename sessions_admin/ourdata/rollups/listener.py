@@ -42,6 +42,8 @@ class _Session:
     created_at: int | None = None
     #: last_ts as the side database holds it, before this batch.
     stored_last: int | None = None
+    #: Its row's key in ``rollup_session`` (what its calls name it by); None until written.
+    key: int | None = None
 
 
 @dataclass
@@ -179,7 +181,7 @@ class RollupListener:
         if not batch:
             return
         sessions = _load_sessions(side, {m.session_id for m in batch})
-        calls: dict[tuple[str, str], _Call] = _known_calls(side, batch)
+        calls: dict[tuple[str, str], _Call] = _known_calls(side, batch, sessions)
         deltas = _Deltas()
         # Messages are counted per session and hour first; the hour and day
         # cells of activity and principals follow from those counts below.
@@ -209,7 +211,7 @@ class RollupListener:
                 deltas.last_active(s, s.stored_last, -1)
                 deltas.last_active(s, s.last_ts, 1)
         _write_sessions(side, sessions)
-        _write_calls(side, calls.items())
+        _write_calls(side, calls.items(), sessions)
         _apply(side, deltas)
         _stamp(side)
 
@@ -260,10 +262,16 @@ class RollupListener:
                 deltas.last_active(s, s.stored_last, -1)
                 if s.created_at is not None:
                     deltas.session_created(s, -1)
-            for c in _load_calls(side, f"session_id IN ({marks})", chunk):
+            keys = [s.key for s in sessions.values()]
+            gone = _load_calls(side, f"c.session IN ({placeholders(len(keys))})", keys)
+            for c in gone:
                 deltas.call(c, -1)
-            for table in ("rollup_session", "rollup_session_hour", "rollup_call"):
+            side.execute(
+                f"DELETE FROM rollup_call WHERE session IN ({placeholders(len(keys))})", keys
+            )
+            for table in ("rollup_session", "rollup_session_hour"):
                 side.execute(f"DELETE FROM {table} WHERE session_id IN ({marks})", chunk)
+            _drop_unused_names(side, gone)
         _apply(side, deltas)
         _stamp(side)
 
@@ -279,11 +287,12 @@ class RollupListener:
         deltas = _Deltas()
         for chunk in chunks(ids):
             marks = placeholders(len(chunk))
-            where = f"first_id IN ({marks}) OR second_id IN ({marks})"
+            where = f"c.first_id IN ({marks}) OR c.second_id IN ({marks})"
             doomed = _load_calls(side, where, chunk + chunk)
             for c in doomed:
                 deltas.call(c, -1)
             side.executemany("DELETE FROM rollup_call WHERE id = ?", [(c.rowid,) for c in doomed])
+            _drop_unused_names(side, doomed)
         _apply(side, deltas)
         _stamp(side)
 
@@ -308,8 +317,9 @@ def _backfill(side: sqlite3.Connection, existing: set[str]) -> None:
         if f"rollup_duration_{grain}" not in existing:
             side.execute(
                 f"INSERT INTO rollup_duration_{grain} (tool, bucket, band, n) "
-                f"SELECT tool, {_floor_sql('ts', ms)}, band, count(*) FROM rollup_call "
-                "WHERE duration_ms IS NOT NULL GROUP BY 1, 2, 3"
+                f"SELECT t.name, {_floor_sql('c.ts', ms)}, c.band, count(*) FROM rollup_call AS c "
+                "JOIN rollup_tools AS t ON t.key = c.tool "
+                "WHERE c.duration_ms IS NOT NULL GROUP BY 1, 2, 3"
             )
         if f"rollup_last_{grain}" not in existing:
             side.execute(
@@ -321,8 +331,9 @@ def _backfill(side: sqlite3.Connection, existing: set[str]) -> None:
         principals.backfill(side)
     if "rollup_duration_all" not in existing:
         side.execute(
-            "INSERT INTO rollup_duration_all (tool, band, n) SELECT tool, band, count(*) "
-            "FROM rollup_call WHERE duration_ms IS NOT NULL GROUP BY 1, 2"
+            "INSERT INTO rollup_duration_all (tool, band, n) SELECT t.name, c.band, count(*) "
+            "FROM rollup_call AS c JOIN rollup_tools AS t ON t.key = c.tool "
+            "WHERE c.duration_ms IS NOT NULL GROUP BY 1, 2"
         )
 
 
@@ -339,19 +350,26 @@ def _load_sessions(side: sqlite3.Connection, ids: set[str]) -> dict[str, _Sessio
     for chunk in chunks(ids):
         rows = side.execute(
             "SELECT session_id, target, profile, principal, first_ts, last_ts, messages, "
-            f"created_at FROM rollup_session WHERE session_id IN ({placeholders(len(chunk))})",
+            f"created_at, key FROM rollup_session WHERE session_id IN ({placeholders(len(chunk))})",
             chunk,
         )
-        for sid, *rest in rows:
+        for sid, *rest, key in rows:
             found[sid] = session = _Session(*rest)
             session.stored_last = session.last_ts
+            session.key = key
     return found
 
 
+#: A call as the listener holds it: rollup_call with its names read back (``FROM`` _CALL_JOIN).
 _CALL_COLUMNS = (
-    "id, tool, target, profile, principal, ts, duration_ms, failed, first_id, second_id, "
-    "link_id, result_head"
+    "c.id, t.name, p.target, p.profile, s.principal, c.ts, c.duration_ms, c.failed, "
+    "c.first_id, c.second_id, c.link_id, c.result_head"
 )
+_CALL_NAMES = (
+    "JOIN rollup_tools AS t ON t.key = c.tool "
+    "JOIN rollup_places AS p ON p.key = c.place JOIN rollup_session AS s ON s.key = c.session"
+)
+_CALL_JOIN = f"rollup_call AS c {_CALL_NAMES}"
 
 
 def _call_from_row(row: tuple) -> _Call:
@@ -362,35 +380,54 @@ def _call_from_row(row: tuple) -> _Call:
 
 
 def _load_calls(side: sqlite3.Connection, where: str, params: list) -> list[_Call]:
-    rows = side.execute(f"SELECT {_CALL_COLUMNS} FROM rollup_call WHERE {where}", params)
+    rows = side.execute(f"SELECT {_CALL_COLUMNS} FROM {_CALL_JOIN} WHERE {where}", params)
     return [_call_from_row(row) for row in rows]
 
 
-def _known_calls(side: sqlite3.Connection, batch: Sequence[FeedMessage]) -> dict:
+def _drop_unused_names(side: sqlite3.Connection, gone: Iterable[_Call]) -> None:
+    """Names of tools and places whose last call just went (one index probe each)."""
+    tools = sorted({c.tool for c in gone})
+    places = sorted({(c.target, c.profile) for c in gone})
+    side.executemany(
+        "DELETE FROM rollup_tools WHERE name = ? AND NOT EXISTS "
+        "(SELECT 1 FROM rollup_call WHERE tool = rollup_tools.key)",
+        [(tool,) for tool in tools],
+    )
+    side.executemany(
+        "DELETE FROM rollup_places WHERE target = ? AND profile = ? AND NOT EXISTS "
+        "(SELECT 1 FROM rollup_call WHERE place = rollup_places.key)",
+        places,
+    )
+
+
+def _known_calls(
+    side: sqlite3.Connection, batch: Sequence[FeedMessage], sessions: dict[str, _Session]
+) -> dict:
     """The calls already stored that rows of this batch may complete, in one query.
 
     A call id seen in an earlier batch means this row is that call's other
-    half; the keys go into a temporary table and one join on the call key's
-    unique index finds them (not one SELECT per tool row).
+    half (its session is then stored: ``sessions`` holds it); the keys go
+    into a temporary table and one join on the call key's unique index finds
+    them (not one SELECT per tool row).
     """
     wanted = {
-        call_digest(m.session_id, key): (m.session_id, key)
+        (sessions[m.session_id].key, call_digest(m.session_id, key)): (m.session_id, key)
         for m in batch
-        if is_tool_call(m.tool_name) and (key := call_key(m.id, m.tool_call_id)).startswith("c:")
+        if m.session_id in sessions
+        and is_tool_call(m.tool_name)
+        and (key := call_key(m.id, m.tool_call_id)).startswith("c:")
     }
     if not wanted:
         return {}
-    side.execute("CREATE TEMP TABLE IF NOT EXISTS rollup_wanted (session_id TEXT, call_id INTEGER)")
+    side.execute("CREATE TEMP TABLE IF NOT EXISTS rollup_wanted (session INTEGER, call_id INTEGER)")
     side.execute("DELETE FROM rollup_wanted")
-    side.executemany(
-        "INSERT INTO rollup_wanted VALUES (?, ?)", [(sid, d) for d, (sid, _) in wanted.items()]
-    )
-    columns = ", ".join(f"c.{name.strip()}" for name in _CALL_COLUMNS.split(","))
+    side.executemany("INSERT INTO rollup_wanted VALUES (?, ?)", list(wanted))
     rows = side.execute(
-        f"SELECT w.call_id, {columns} FROM rollup_wanted AS w CROSS JOIN rollup_call AS c "
-        "ON c.session_id = w.session_id AND c.call_id = w.call_id"
+        f"SELECT w.session, w.call_id, {_CALL_COLUMNS} FROM rollup_wanted AS w "
+        "CROSS JOIN rollup_call AS c ON c.session = w.session AND c.call_id = w.call_id "
+        f"{_CALL_NAMES}"
     )
-    return {wanted[digest]: _call_from_row(row) for digest, *row in rows}
+    return {wanted[(session, digest)]: _call_from_row(row) for session, digest, *row in rows}
 
 
 def _take_call(
@@ -437,6 +474,7 @@ def _take_call(
 
 
 def _write_sessions(side: sqlite3.Connection, sessions: dict[str, _Session]) -> None:
+    """Upsert the sessions' rows; those new to the table learn their key."""
     side.executemany(
         "INSERT INTO rollup_session (session_id, target, profile, principal, first_ts, last_ts, "
         "messages, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (session_id) DO UPDATE "
@@ -447,13 +485,46 @@ def _write_sessions(side: sqlite3.Connection, sessions: dict[str, _Session]) -> 
             for sid, s in sessions.items()
         ],
     )
+    new = [sid for sid, s in sessions.items() if s.key is None]
+    for chunk in chunks(new):
+        for sid, key in side.execute(
+            f"SELECT session_id, key FROM rollup_session WHERE session_id IN "
+            f"({placeholders(len(chunk))})",
+            chunk,
+        ):
+            sessions[sid].key = key
 
 
-def _write_calls(side: sqlite3.Connection, calls: Iterable[tuple[tuple[str, str], _Call]]) -> None:
+def _name_keys(
+    side: sqlite3.Connection, table: str, columns: str, names: set[tuple]
+) -> dict[tuple, int]:
+    """The keys of these names in ``rollup_tools`` or ``rollup_places``, adding the new ones."""
+    if not names:
+        return {}
+    wanted = sorted(names)
+    width = len(wanted[0])
+    marks = ", ".join("?" * width)
+    side.executemany(f"INSERT OR IGNORE INTO {table} ({columns}) VALUES ({marks})", wanted)
+    found: dict[tuple, int] = {}
+    match = " AND ".join(f"{column} = ?" for column in columns.split(", "))
+    for name in wanted:
+        found[name] = side.execute(f"SELECT key FROM {table} WHERE {match}", name).fetchone()[0]
+    return found
+
+
+def _write_calls(
+    side: sqlite3.Connection,
+    calls: Iterable[tuple[tuple[str, str], _Call]],
+    sessions: dict[str, _Session],
+) -> None:
+    dirty = [(ident, c) for ident, c in calls if c is not None and c.dirty]
+    fresh = [c for _, c in dirty if c.rowid is None]
+    tools = _name_keys(side, "rollup_tools", "name", {(c.tool,) for c in fresh})
+    places = _name_keys(
+        side, "rollup_places", "target, profile", {(c.target, c.profile) for c in fresh}
+    )
     new, changed = [], []
-    for (sid, key), c in calls:
-        if c is None or not c.dirty:
-            continue
+    for (sid, key), c in dirty:
         band = None if c.duration_ms is None else duration_band(c.duration_ms)
         values = (
             c.duration_ms,
@@ -466,14 +537,22 @@ def _write_calls(side: sqlite3.Connection, calls: Iterable[tuple[tuple[str, str]
         if c.rowid is None:
             digest = call_digest(sid, key)
             new.append(
-                (sid, digest, c.tool, c.target, c.profile, c.principal, c.ts, c.first_id, *values)
+                (
+                    sessions[sid].key,
+                    digest,
+                    tools[(c.tool,)],
+                    places[(c.target, c.profile)],
+                    c.ts,
+                    c.first_id,
+                    *values,
+                )
             )
         else:
             changed.append((*values, c.rowid))
     side.executemany(
-        "INSERT INTO rollup_call (session_id, call_id, tool, target, profile, principal, ts, "
-        "first_id, duration_ms, band, failed, second_id, link_id, result_head) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO rollup_call (session, call_id, tool, place, ts, first_id, duration_ms, "
+        "band, failed, second_id, link_id, result_head) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         new,
     )
     side.executemany(
@@ -601,7 +680,8 @@ def _refresh_max(side: sqlite3.Connection, key: tuple, lost: int) -> None:
     span, params = "ts >= ? AND ts < ?", [bucket * ms, (bucket + 1) * ms]
     side.execute(
         f"UPDATE rollup_tool_{grain} SET max_ms = (SELECT max(duration_ms) FROM rollup_call "
-        f"WHERE tool = ? AND {span} AND target = ? AND profile = ?) "
+        f"WHERE tool = (SELECT key FROM rollup_tools WHERE name = ?) AND {span} "
+        "AND place = (SELECT key FROM rollup_places WHERE target = ? AND profile = ?)) "
         "WHERE bucket = ? AND tool = ? AND target = ? AND profile = ?",
         [tool, *params, target, profile, *cell],
     )

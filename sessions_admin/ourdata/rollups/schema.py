@@ -7,7 +7,9 @@ only in the ``all`` window (a call's ``ts`` is then stored as ``NO_TIME``, which
 ``ts // grain`` puts in that same bucket).
 
 * ``rollup_call``: one row per tool call (call and result rows merged),
-  the per-call table behind a tool's page and the exact percentiles;
+  the per-call table behind a tool's page and the exact percentiles; its
+  session, tool, and target and profile are integer keys into
+  ``rollup_session``, ``rollup_tools`` and ``rollup_places``;
 * ``rollup_tool_hour`` / ``rollup_tool_day``: calls, errors, timed calls,
   total and max duration per bucket x tool x target x profile;
 * ``rollup_activity_hour`` / ``rollup_activity_day``: messages written and
@@ -40,6 +42,10 @@ HEAD_CHARS = 160
 
 GRAINS = {"hour": HOUR_MS, "day": DAY_MS}
 
+#: In SQL on ``rollup_call``: the integer its ``tool`` holds for the tool name bound
+#: to it (NULL, so nothing matches, when no call has that name).
+TOOL_KEY = "(SELECT key FROM rollup_tools WHERE name = ?)"
+
 
 def _duration_edges(ratio: float = 1.05, top: int = 10**13) -> list[int]:
     edges = [1]
@@ -66,6 +72,8 @@ def band_floor(band: int) -> int | None:
 TABLES = (
     "rollup_meta",
     "rollup_call",
+    "rollup_tools",
+    "rollup_places",
     "rollup_tool_hour",
     "rollup_tool_day",
     "rollup_activity_hour",
@@ -110,11 +118,15 @@ DDL = (
 CREATE TABLE IF NOT EXISTS rollup_meta (key TEXT PRIMARY KEY, value INTEGER) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS rollup_call (
   id INTEGER PRIMARY KEY,
-  session_id TEXT NOT NULL,
+  -- The call's session (rollup_session.key), tool (rollup_tools.key) and target
+  -- and profile (rollup_places.key): small integers instead of the texts, which
+  -- were 72 of a call's 126 bytes and again in every index.
+  session INTEGER NOT NULL,
   -- The call's identity: 64 bits of BLAKE2b over its session id and call key
   -- (listener.call_digest), an 8-byte key instead of the two texts (60 bytes).
   call_id INTEGER NOT NULL,
-  tool TEXT NOT NULL, target TEXT NOT NULL, profile TEXT NOT NULL, principal TEXT,
+  tool INTEGER NOT NULL,
+  place INTEGER NOT NULL,
   ts INTEGER,
   duration_ms INTEGER,
   failed INTEGER NOT NULL,
@@ -127,18 +139,24 @@ CREATE TABLE IF NOT EXISTS rollup_call (
   result_head TEXT
 );
 -- Unique per call, and a session's calls together (forgetting a session reads them).
-CREATE UNIQUE INDEX IF NOT EXISTS rollup_call_key ON rollup_call (session_id, call_id);
+CREATE UNIQUE INDEX IF NOT EXISTS rollup_call_key ON rollup_call (session, call_id);
 -- A tool's calls newest first, and its durations within a window.
 CREATE INDEX IF NOT EXISTS rollup_call_tool_ts ON rollup_call (tool, ts, duration_ms);
 CREATE INDEX IF NOT EXISTS rollup_call_tool_failed ON rollup_call (tool, ts) WHERE failed;
 -- The failed calls of the sessions on a list page.
-CREATE INDEX IF NOT EXISTS rollup_call_session_failed ON rollup_call (session_id) WHERE failed;
+CREATE INDEX IF NOT EXISTS rollup_call_session_failed ON rollup_call (session) WHERE failed;
 -- A tool's durations in order, for the percentiles of the whole history.
 CREATE INDEX IF NOT EXISTS rollup_call_tool_duration ON rollup_call (tool, duration_ms)
   WHERE duration_ms IS NOT NULL;
 -- The calls of one duration band in a window, for the percentiles of 7 and 30 days.
 CREATE INDEX IF NOT EXISTS rollup_call_tool_band ON rollup_call (tool, band, ts, duration_ms)
   WHERE duration_ms IS NOT NULL;
+-- The names rollup_call's integers stand for. A name stays while a call has it
+-- (forgetting the last call of a tool or place removes its row).
+CREATE TABLE IF NOT EXISTS rollup_tools (key INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);
+CREATE TABLE IF NOT EXISTS rollup_places (
+  key INTEGER PRIMARY KEY, target TEXT NOT NULL, profile TEXT NOT NULL, UNIQUE (target, profile)
+);
 -- No index on first_id or second_id: only forget_messages looks calls up by
 -- message, and nothing deletes single messages (the runtime deletes sessions);
 -- it cost 37 MB and a ninth of each call's insert on the bench store.
@@ -162,8 +180,10 @@ CREATE TABLE IF NOT EXISTS rollup_principal (
   first_ts INTEGER, last_ts INTEGER NOT NULL
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS rollup_principal_last ON rollup_principal (last_ts, principal);
+-- key: what rollup_call.session holds (an INTEGER PRIMARY KEY, so VACUUM keeps it).
 CREATE TABLE IF NOT EXISTS rollup_session (
-  session_id TEXT PRIMARY KEY,
+  key INTEGER PRIMARY KEY,
+  session_id TEXT NOT NULL UNIQUE,
   target TEXT NOT NULL, profile TEXT NOT NULL, principal TEXT,
   first_ts INTEGER, last_ts INTEGER, messages INTEGER NOT NULL,
   -- The session row's created_at once counted as created (NO_TIME if unreadable).
