@@ -181,7 +181,8 @@ class RollupListener:
         if not batch:
             return
         sessions = _load_sessions(side, {m.session_id for m in batch})
-        calls: dict[tuple[str, str], _Call] = _known_calls(side, batch, sessions)
+        digests: dict[tuple[str, str], int] = {}
+        calls: dict[tuple[str, str], _Call] = _known_calls(side, batch, sessions, digests)
         deltas = _Deltas()
         # Messages are counted per session and hour first; the hour and day
         # cells of activity and principals follow from those counts below.
@@ -211,7 +212,7 @@ class RollupListener:
                 deltas.last_active(s, s.stored_last, -1)
                 deltas.last_active(s, s.last_ts, 1)
         _write_sessions(side, sessions)
-        _write_calls(side, calls.items(), sessions)
+        _write_calls(side, calls.items(), sessions, digests)
         _apply(side, deltas)
         _stamp(side)
 
@@ -401,22 +402,26 @@ def _drop_unused_names(side: sqlite3.Connection, gone: Iterable[_Call]) -> None:
 
 
 def _known_calls(
-    side: sqlite3.Connection, batch: Sequence[FeedMessage], sessions: dict[str, _Session]
+    side: sqlite3.Connection,
+    batch: Sequence[FeedMessage],
+    sessions: dict[str, _Session],
+    digests: dict[tuple[str, str], int],
 ) -> dict:
     """The calls already stored that rows of this batch may complete, in one query.
 
     A call id seen in an earlier batch means this row is that call's other
     half (its session is then stored: ``sessions`` holds it); the keys go
     into a temporary table and one join on the call key's unique index finds
-    them (not one SELECT per tool row).
+    them (not one SELECT per tool row). The digests computed on the way are
+    left in ``digests`` for :func:`_write_calls`.
     """
-    wanted = {
-        (sessions[m.session_id].key, call_digest(m.session_id, key)): (m.session_id, key)
-        for m in batch
-        if m.session_id in sessions
-        and is_tool_call(m.tool_name)
-        and (key := call_key(m.id, m.tool_call_id)).startswith("c:")
-    }
+    wanted = {}
+    for m in batch:
+        if m.session_id in sessions and is_tool_call(m.tool_name):
+            key = call_key(m.id, m.tool_call_id)
+            if key.startswith("c:"):
+                digest = digests[(m.session_id, key)] = call_digest(m.session_id, key)
+                wanted[(sessions[m.session_id].key, digest)] = (m.session_id, key)
     if not wanted:
         return {}
     side.execute("CREATE TEMP TABLE IF NOT EXISTS rollup_wanted (session INTEGER, call_id INTEGER)")
@@ -516,6 +521,7 @@ def _write_calls(
     side: sqlite3.Connection,
     calls: Iterable[tuple[tuple[str, str], _Call]],
     sessions: dict[str, _Session],
+    digests: dict[tuple[str, str], int],
 ) -> None:
     dirty = [(ident, c) for ident, c in calls if c is not None and c.dirty]
     fresh = [c for _, c in dirty if c.rowid is None]
@@ -535,7 +541,9 @@ def _write_calls(
             c.result_head,
         )
         if c.rowid is None:
-            digest = call_digest(sid, key)
+            digest = digests.get((sid, key))
+            if digest is None:
+                digest = call_digest(sid, key)
             new.append(
                 (
                     sessions[sid].key,
