@@ -157,10 +157,6 @@ _CALL_SELECT = (
     "c.failed, c.link_id, c.first_id, c.second_id, c.result_head FROM rollup_call AS c "
     "JOIN rollup_session AS s ON s.key = c.session JOIN rollup_places AS p ON p.key = c.place"
 )
-#: Where the result head is in a row of _CALL_SELECT.
-_HEAD = 11
-
-
 def _call_row(row: tuple) -> CallRow:
     return CallRow(*row[:7], bool(row[7]), *row[8:])
 
@@ -207,13 +203,26 @@ class ErrorGroups:
 
 
 def _latest_failures(side: sqlite3.Connection, call_filter: CallFilter, limit: int) -> list[tuple]:
+    """(id, ts, result head) of the tool's latest failed calls, newest first: the
+    calls' own rows alone (thousands of them), their names read for a page only."""
     _, where, args = _where(replace(call_filter, errors=True))
     return side.execute(
-        f"{_CALL_SELECT} WHERE c.id IN (SELECT id FROM rollup_call INDEXED BY "
-        f"rollup_call_tool_failed WHERE {where} ORDER BY ts DESC, id DESC LIMIT {int(limit)}) "
-        "ORDER BY c.ts DESC, c.id DESC",
+        "SELECT id, ts, result_head FROM rollup_call INDEXED BY rollup_call_tool_failed "
+        f"WHERE {where} ORDER BY ts DESC, id DESC LIMIT {int(limit)}",
         args,
     ).fetchall()
+
+
+def _rows_by_id(side: sqlite3.Connection, ids: list[int]) -> list[CallRow]:
+    """These calls as a page shows them, newest first."""
+    if not ids:
+        return []
+    rows = side.execute(
+        f"{_CALL_SELECT} WHERE c.id IN ({sqlhelpers.placeholders(len(ids))}) "
+        "ORDER BY c.ts DESC, c.id DESC",
+        ids,
+    ).fetchall()
+    return [_call_row(row) for row in rows]
 
 
 def error_groups(
@@ -226,12 +235,10 @@ def error_groups(
     rows = _latest_failures(side, call_filter, scan + 1)
     groups: dict[str, ErrorGroup] = {}
     seen: dict[str | None, str] = {}  # many failures repeat a head word for word
-    for row in rows[:scan]:
-        head = row[_HEAD]
+    for _, ts, head in rows[:scan]:
         what = seen.get(head)
         if what is None:
             what = seen[head] = what_failed(head)
-        ts = row[5]
         group = groups.get(what)
         if group is None:
             groups[what] = ErrorGroup(what, 1, ts, ts)
@@ -256,17 +263,16 @@ def calls_in_group(
         limit = PAGE_SIZE
     if scan is None:
         scan = ERROR_SCAN
-    found: list[CallRow] = []
+    found: list[int] = []
     seen: dict[str | None, str] = {}
-    for row in _latest_failures(side, call_filter, scan):
-        head = row[_HEAD]
+    for call_id, _, head in _latest_failures(side, call_filter, scan):
         if head not in seen:
             seen[head] = what_failed(head)
         if seen[head] == what:
-            found.append(_call_row(row))
+            found.append(call_id)
             if len(found) == limit:
                 break
-    return found
+    return _rows_by_id(side, found)
 
 
 def with_heads(page: CallPage) -> CallPage:
