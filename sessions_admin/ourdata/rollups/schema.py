@@ -143,8 +143,10 @@ CREATE UNIQUE INDEX IF NOT EXISTS rollup_call_key ON rollup_call (session, call_
 -- A tool's calls newest first, and its durations within a window.
 CREATE INDEX IF NOT EXISTS rollup_call_tool_ts ON rollup_call (tool, ts, duration_ms);
 CREATE INDEX IF NOT EXISTS rollup_call_tool_failed ON rollup_call (tool, ts) WHERE failed;
--- The failed calls of the sessions on a list page.
-CREATE INDEX IF NOT EXISTS rollup_call_session_failed ON rollup_call (session) WHERE failed;
+-- The failed calls of the sessions on a list page (failed in it: the count reads
+-- the index alone, no row).
+CREATE INDEX IF NOT EXISTS rollup_call_session_failed ON rollup_call (session, failed)
+  WHERE failed;
 -- A tool's durations in order, for the percentiles of the whole history.
 CREATE INDEX IF NOT EXISTS rollup_call_tool_duration ON rollup_call (tool, duration_ms)
   WHERE duration_ms IS NOT NULL;
