@@ -157,6 +157,8 @@ _CALL_SELECT = (
     "c.failed, c.link_id, c.first_id, c.second_id, c.result_head FROM rollup_call AS c "
     "JOIN rollup_session AS s ON s.key = c.session JOIN rollup_places AS p ON p.key = c.place"
 )
+
+
 def _call_row(row: tuple) -> CallRow:
     return CallRow(*row[:7], bool(row[7]), *row[8:])
 

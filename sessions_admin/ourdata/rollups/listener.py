@@ -386,18 +386,15 @@ def _load_calls(side: sqlite3.Connection, where: str, params: list) -> list[_Cal
 
 
 def _drop_unused_names(side: sqlite3.Connection, gone: Iterable[_Call]) -> None:
-    """Names of tools and places whose last call just went (one index probe each)."""
-    tools = sorted({c.tool for c in gone})
-    places = sorted({(c.target, c.profile) for c in gone})
+    """Names of tools whose last call just went (one probe of the tool index each).
+
+    Places (target and profile pairs) stay: no index finds a place's calls, and
+    a store has few of them (``--rebuild`` clears any left over).
+    """
     side.executemany(
         "DELETE FROM rollup_tools WHERE name = ? AND NOT EXISTS "
         "(SELECT 1 FROM rollup_call WHERE tool = rollup_tools.key)",
-        [(tool,) for tool in tools],
-    )
-    side.executemany(
-        "DELETE FROM rollup_places WHERE target = ? AND profile = ? AND NOT EXISTS "
-        "(SELECT 1 FROM rollup_call WHERE place = rollup_places.key)",
-        places,
+        [(tool,) for tool in sorted({c.tool for c in gone})],
     )
 
 

@@ -153,14 +153,14 @@ CREATE INDEX IF NOT EXISTS rollup_call_tool_duration ON rollup_call (tool, durat
 -- The calls of one duration band in a window, for the percentiles of 7 and 30 days.
 CREATE INDEX IF NOT EXISTS rollup_call_tool_band ON rollup_call (tool, band, ts, duration_ms)
   WHERE duration_ms IS NOT NULL;
--- The names rollup_call's integers stand for. A name stays while a call has it
--- (forgetting the last call of a tool or place removes its row).
+-- The names rollup_call's integers stand for. A tool's row goes with its last
+-- call, a place's stays (no index finds a place's calls, and they are few).
 CREATE TABLE IF NOT EXISTS rollup_tools (key INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);
 CREATE TABLE IF NOT EXISTS rollup_places (
   key INTEGER PRIMARY KEY, target TEXT NOT NULL, profile TEXT NOT NULL, UNIQUE (target, profile)
 );
 -- No index on first_id or second_id: only forget_messages looks calls up by
--- message, and nothing deletes single messages (the runtime deletes sessions);
+-- message, and nothing deletes single messages (the runtime deletes sessions):
 -- it cost 37 MB and a ninth of each call's insert on the bench store.
 -- How many calls of each tool fall in each duration band, per day and over all
 -- time: where the p50 / p95 call lies, before one walk finds its exact value.
@@ -193,9 +193,13 @@ CREATE TABLE IF NOT EXISTS rollup_session (
 );
 -- Sessions active in a window, by target and profile (a covering index).
 CREATE INDEX IF NOT EXISTS rollup_session_last ON rollup_session (last_ts, target, profile);
--- A principal's sessions, to read its first and last activity again after a forget
--- (on principal alone: upserts of first_ts / last_ts never touch it).
-CREATE INDEX IF NOT EXISTS rollup_session_principal ON rollup_session (principal);
+-- A principal's sessions, to read its first and last activity again after a forget:
+-- covering, so that reads the index alone (a principal of 7,000 sessions: 7,000
+-- row lookups were 4 ms, and the runtime deleting its 100 oldest sessions made a
+-- pass read 71 principals again, 0.3 s of a 2 s pass). No semicolon in these
+-- comments: the DDL is run one statement at a time, split on them.
+CREATE INDEX IF NOT EXISTS rollup_session_principal
+  ON rollup_session (principal, first_ts, last_ts, created_at);
 CREATE TABLE IF NOT EXISTS rollup_session_hour (
   session_id TEXT NOT NULL, bucket INTEGER NOT NULL, messages INTEGER NOT NULL,
   PRIMARY KEY (session_id, bucket)
