@@ -54,7 +54,11 @@ CREATE TABLE IF NOT EXISTS search_sessions (
 );
 CREATE INDEX IF NOT EXISTS search_sessions_by_principal
   ON search_sessions (principal_id, last_active, id);
-CREATE INDEX IF NOT EXISTS search_sessions_by_last_active ON search_sessions (last_active, id);
+-- With fold: the list's title filter walks it newest first testing each fold, from
+-- the index alone (1,700 rows for "rollback" on the bench store: 2.4 ms reading
+-- the rows themselves, 0.3 ms from the index, 44 MB more).
+CREATE INDEX IF NOT EXISTS search_sessions_by_last_active
+  ON search_sessions (last_active, id, fold);
 """
 _TABLES = (
     "search_session_text",
