@@ -235,6 +235,22 @@ def test_verify_prints_each_drift_and_fails(store, var_dir):
 
 
 @STORE_DB
+def test_verify_reports_calls_whose_keys_name_no_row(store, var_dir):
+    busy_store(store)
+    sync.sync_once()
+    side = sidedb.connect()
+    # A tool's name lost while its calls stay: the tool pages would no longer see them.
+    (tool,) = side.execute("SELECT tool FROM rollup_call LIMIT 1").fetchone()
+    (n,) = side.execute("SELECT count(*) FROM rollup_call WHERE tool = ?", [tool]).fetchone()
+    side.execute("DELETE FROM rollup_tools WHERE key = ?", [tool])
+    side.close()
+    out = io.StringIO()
+    with pytest.raises(CommandError, match="drifted"):
+        call_command("sync_index", "--verify", stdout=out)
+    assert f"{n:,} calls name a tool key that has no row" in out.getvalue()
+
+
+@STORE_DB
 def test_verify_counts_rows_changed_since_the_pass_as_pending_not_drift(store, var_dir):
     busy_store(store)
     sync.sync_once()

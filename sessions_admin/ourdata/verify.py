@@ -156,6 +156,13 @@ def _check_calls(side: sqlite3.Connection, settled: set[str], verdict: Verdict) 
         )
     }
     verdict.calls = len(store)
+    dangling = side.execute(
+        "SELECT count(*) FILTER (WHERE s.key IS NULL), count(*) FILTER (WHERE t.key IS NULL), "
+        f"count(*) FILTER (WHERE p.key IS NULL) FROM {CALLS_NAMED}"
+    ).fetchone()
+    for what, n in zip(("session", "tool", "target and profile"), dangling, strict=True):
+        if n:
+            verdict.add("calls", f"{n:,} calls name a {what} key that has no row")
     for (sid, key), (tool, ts, failed) in store.items():
         digest = call_digest(sid, key)
         if sid not in settled:
