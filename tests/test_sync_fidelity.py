@@ -237,6 +237,8 @@ def test_verify_prints_each_drift_and_fails(store, var_dir):
 @STORE_DB
 def test_verify_reports_calls_whose_keys_name_no_row(store, var_dir):
     busy_store(store)
+    for n in range(3):
+        store.add_message("sess_1", "tool", "", tool_name="fs.read", tool_duration_ms=n)
     sync.sync_once()
     side = sidedb.connect()
     # A tool's name lost while its calls stay: the tool pages would no longer see them.
