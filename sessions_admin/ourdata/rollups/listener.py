@@ -1,20 +1,20 @@
 """The rollups as a consumer of the sync: add what new messages bring, subtract what goes.
 
 A batch is folded into Python dictionaries of deltas first and written with
-one ``executemany`` upsert per table, so a batch of 10,000 messages costs a
-few thousand row writes, not one statement per message per table.
+one ``executemany`` upsert per table (:mod:`.cells`), so a batch of 10,000
+messages costs a few thousand row writes, not one statement per message per
+table. This module reads and keeps the sessions' and calls' rows.
 """
 
 from __future__ import annotations
 
 import sqlite3
-from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from hashlib import blake2b
 
 from sessions_admin import clock
 from sessions_admin.ourdata.rollups import principals
+from sessions_admin.ourdata.rollups.cells import Call, Deltas, Session, apply
 from sessions_admin.ourdata.rollups.schema import (
     DAY_MS,
     DDL,
@@ -31,39 +31,6 @@ from sessions_admin.store.feed import FeedMessage, FeedSession
 from sessions_admin.store.toolcalls import call_key, is_tool_call, reports_error
 
 
-@dataclass
-class _Session:
-    target: str
-    profile: str
-    principal: str | None
-    first_ts: int | None
-    last_ts: int | None
-    messages: int
-    created_at: int | None = None
-    #: last_ts as the side database holds it, before this batch.
-    stored_last: int | None = None
-    #: Its row's key in ``rollup_session`` (what its calls name it by); None until written.
-    key: int | None = None
-
-
-@dataclass
-class _Call:
-    rowid: int | None
-    tool: str
-    target: str
-    profile: str
-    principal: str | None
-    ts: int | None
-    duration_ms: int | None
-    failed: bool
-    first_id: int
-    second_id: int | None
-    link_id: int
-    #: The head of the link row's result, kept for failed calls only (the error groups).
-    result_head: str | None
-    dirty: bool = True
-
-
 def call_digest(session_id: str, key: str) -> int:
     """A call's identity in ``rollup_call``: 64 bits of BLAKE2b over its session id and
     :func:`~sessions_admin.store.toolcalls.call_key` (two calls share one with a chance
@@ -74,87 +41,6 @@ def call_digest(session_id: str, key: str) -> int:
 
 def _head(text: str | None) -> str | None:
     return None if text is None else text[:HEAD_CHARS]
-
-
-class _Deltas:
-    """Additions to each cell of each rollup table, gathered over one batch."""
-
-    def __init__(self) -> None:
-        # (grain, bucket, tool, target, profile) -> [calls, errors, timed, total_ms, max_ms]
-        self.tool: dict[tuple, list] = defaultdict(lambda: [0, 0, 0, 0, None])
-        # (grain, bucket, target, profile) -> [messages, sessions]
-        self.activity: dict[tuple, list[int]] = defaultdict(lambda: [0, 0])
-        # (day, principal) -> [messages, sessions, calls, errors]
-        self.principal: dict[tuple, list[int]] = defaultdict(lambda: [0, 0, 0, 0])
-        # (session_id, hour) -> messages
-        self.session_hour: dict[tuple[str, int], int] = defaultdict(int)
-        # ("hour" | "day" | "all", bucket or None, tool, band) -> calls
-        self.bands: dict[tuple, int] = defaultdict(int)
-        # (grain, bucket of the session's last message, target, profile) -> sessions
-        self.last: dict[tuple, int] = defaultdict(int)
-        # Tool cells that lost a call -> the longest duration they lost (-1: none
-        # timed); a cell whose max may have gone is looked up again afterwards.
-        self.shrunk: dict[tuple, int] = {}
-        # principal -> [first, last] activity seen; and the activity its forgotten
-        # sessions held (its span may shrink).
-        self.spans: principals.Spans = {}
-        self.recheck: principals.Spans = {}
-
-    def spans_of(self, sessions: Iterable[_Session]) -> None:
-        for s in sessions:
-            principals.note_span(self.spans, s.principal, s.first_ts, s.last_ts, s.created_at)
-
-    def messages_from_hours(self, sessions: dict[str, _Session]) -> None:
-        """Activity and principal message counts from the batch's per-session-hour counts.
-
-        A day bucket is the hour bucket floored by 24 (both floor the same
-        ``ts``), and NO_TIME stays NO_TIME in both grains, so this equals
-        counting each message in every cell.
-        """
-        per_day = DAY_MS // HOUR_MS
-        for (sid, hour), n in self.session_hour.items():
-            s = sessions[sid]
-            day = NO_TIME if hour == NO_TIME else hour // per_day
-            self.activity[("hour", hour, s.target, s.profile)][0] += n
-            self.activity[("day", day, s.target, s.profile)][0] += n
-            self.principal[(day, s.principal or "")][0] += n
-
-    def last_active(self, s: _Session, last_ts: int | None, sign: int) -> None:
-        """A session counts once, in the bucket of its latest message (windows' "active")."""
-        if last_ts is None:
-            return
-        for grain, ms in GRAINS.items():
-            self.last[(grain, bucket_of(last_ts, ms), s.target, s.profile)] += sign
-
-    def session_created(self, s: _Session, sign: int = 1) -> None:
-        created = None if s.created_at == NO_TIME else s.created_at
-        for grain, ms in GRAINS.items():
-            self.activity[(grain, bucket_of(created, ms), s.target, s.profile)][1] += sign
-        self.principal[(bucket_of(created, DAY_MS), s.principal or "")][1] += sign
-
-    def call(self, c: _Call, sign: int, *, count: bool = True) -> None:
-        """Add (sign 1) or take away (sign -1) one call's contribution."""
-        timed = c.duration_ms is not None
-        for grain, ms in GRAINS.items():
-            key = (grain, bucket_of(c.ts, ms), c.tool, c.target, c.profile)
-            cell = self.tool[key]
-            if sign < 0 and count:
-                lost = c.duration_ms if timed else -1
-                self.shrunk[key] = max(self.shrunk.get(key, -1), lost)
-            cell[0] += sign * count
-            cell[1] += sign * c.failed
-            cell[2] += sign * timed
-            cell[3] += sign * (c.duration_ms or 0)
-            if sign > 0 and timed and (cell[4] is None or c.duration_ms > cell[4]):
-                cell[4] = c.duration_ms
-        if timed:
-            band = duration_band(c.duration_ms)
-            for grain, ms in GRAINS.items():
-                self.bands[(grain, bucket_of(c.ts, ms), c.tool, band)] += sign
-            self.bands[("all", None, c.tool, band)] += sign
-        person = self.principal[(bucket_of(c.ts, DAY_MS), c.principal or "")]
-        person[2] += sign * count
-        person[3] += sign * c.failed
 
 
 class RollupListener:
@@ -182,8 +68,8 @@ class RollupListener:
             return
         sessions = _load_sessions(side, {m.session_id for m in batch})
         digests: dict[tuple[str, str], int] = {}
-        calls: dict[tuple[str, str], _Call] = _known_calls(side, batch, sessions, digests)
-        deltas = _Deltas()
+        calls: dict[tuple[str, str], Call] = _known_calls(side, batch, sessions, digests)
+        deltas = Deltas()
         # Messages are counted per session and hour first; the hour and day
         # cells of activity and principals follow from those counts below.
         per_hour = deltas.session_hour
@@ -191,7 +77,7 @@ class RollupListener:
             sid, ts = m.session_id, m.ts
             s = sessions.get(sid)
             if s is None:
-                s = sessions[sid] = _Session(
+                s = sessions[sid] = Session(
                     m.target_key or "", m.profile_key or "", m.principal_id, ts, ts, 0
                 )
             s.messages += 1
@@ -213,7 +99,7 @@ class RollupListener:
                 deltas.last_active(s, s.last_ts, 1)
         _write_sessions(side, sessions)
         _write_calls(side, calls.items(), sessions, digests)
-        _apply(side, deltas)
+        apply(side, deltas)
         _stamp(side)
 
     def update_sessions(self, side: sqlite3.Connection, rows: Sequence[FeedSession]) -> None:
@@ -223,12 +109,12 @@ class RollupListener:
         messages) and for those a batch touched, after ``add_messages``.
         """
         sessions = _load_sessions(side, {row.id for row in rows})
-        deltas = _Deltas()
-        changed: dict[str, _Session] = {}
+        deltas = Deltas()
+        changed: dict[str, Session] = {}
         for row in rows:
             s = sessions.get(row.id)
             if s is None:
-                s = _Session(
+                s = Session(
                     row.target_key or "", row.profile_key or "", row.principal_id, None, None, 0
                 )
             elif s.created_at is not None:
@@ -238,11 +124,11 @@ class RollupListener:
             deltas.session_created(s)
         deltas.spans_of(changed.values())
         _write_sessions(side, changed)
-        _apply(side, deltas)
+        apply(side, deltas)
 
     def forget_sessions(self, side: sqlite3.Connection, session_ids: Sequence[str]) -> None:
         ids = list(dict.fromkeys(session_ids))
-        deltas = _Deltas()
+        deltas = Deltas()
         for chunk in chunks(ids):
             marks = placeholders(len(chunk))
             sessions = _load_sessions(side, set(chunk))
@@ -273,7 +159,7 @@ class RollupListener:
             for table in ("rollup_session", "rollup_session_hour"):
                 side.execute(f"DELETE FROM {table} WHERE session_id IN ({marks})", chunk)
             _drop_unused_names(side, gone)
-        _apply(side, deltas)
+        apply(side, deltas)
         _stamp(side)
 
     def forget_messages(self, side: sqlite3.Connection, message_ids: Sequence[int]) -> None:
@@ -285,7 +171,7 @@ class RollupListener:
         per-call table through (no index by message id is kept for it).
         """
         ids = list(dict.fromkeys(message_ids))
-        deltas = _Deltas()
+        deltas = Deltas()
         for chunk in chunks(ids):
             marks = placeholders(len(chunk))
             where = f"c.first_id IN ({marks}) OR c.second_id IN ({marks})"
@@ -294,7 +180,7 @@ class RollupListener:
                 deltas.call(c, -1)
             side.executemany("DELETE FROM rollup_call WHERE id = ?", [(c.rowid,) for c in doomed])
             _drop_unused_names(side, doomed)
-        _apply(side, deltas)
+        apply(side, deltas)
         _stamp(side)
 
 
@@ -346,8 +232,8 @@ def _stamp(side: sqlite3.Connection) -> None:
     )
 
 
-def _load_sessions(side: sqlite3.Connection, ids: set[str]) -> dict[str, _Session]:
-    found: dict[str, _Session] = {}
+def _load_sessions(side: sqlite3.Connection, ids: set[str]) -> dict[str, Session]:
+    found: dict[str, Session] = {}
     for chunk in chunks(ids):
         rows = side.execute(
             "SELECT session_id, target, profile, principal, first_ts, last_ts, messages, "
@@ -355,7 +241,7 @@ def _load_sessions(side: sqlite3.Connection, ids: set[str]) -> dict[str, _Sessio
             chunk,
         )
         for sid, *rest, key in rows:
-            found[sid] = session = _Session(*rest)
+            found[sid] = session = Session(*rest)
             session.stored_last = session.last_ts
             session.key = key
     return found
@@ -373,19 +259,19 @@ _CALL_NAMES = (
 _CALL_JOIN = f"rollup_call AS c {_CALL_NAMES}"
 
 
-def _call_from_row(row: tuple) -> _Call:
+def _call_from_row(row: tuple) -> Call:
     rowid, *rest = row
-    call = _Call(rowid, *rest, dirty=False)
+    call = Call(rowid, *rest, dirty=False)
     call.failed = bool(call.failed)
     return call
 
 
-def _load_calls(side: sqlite3.Connection, where: str, params: list) -> list[_Call]:
+def _load_calls(side: sqlite3.Connection, where: str, params: list) -> list[Call]:
     rows = side.execute(f"SELECT {_CALL_COLUMNS} FROM {_CALL_JOIN} WHERE {where}", params)
     return [_call_from_row(row) for row in rows]
 
 
-def _drop_unused_names(side: sqlite3.Connection, gone: Iterable[_Call]) -> None:
+def _drop_unused_names(side: sqlite3.Connection, gone: Iterable[Call]) -> None:
     """Names of tools whose last call just went (one probe of the tool index each).
 
     Places (target and profile pairs) stay: no index finds a place's calls, and
@@ -401,7 +287,7 @@ def _drop_unused_names(side: sqlite3.Connection, gone: Iterable[_Call]) -> None:
 def _known_calls(
     side: sqlite3.Connection,
     batch: Sequence[FeedMessage],
-    sessions: dict[str, _Session],
+    sessions: dict[str, Session],
     digests: dict[tuple[str, str], int],
 ) -> dict:
     """The calls already stored that rows of this batch may complete, in one query.
@@ -433,9 +319,9 @@ def _known_calls(
 
 
 def _take_call(
-    calls: dict[tuple[str, str], _Call],
-    deltas: _Deltas,
-    s: _Session,
+    calls: dict[tuple[str, str], Call],
+    deltas: Deltas,
+    s: Session,
     m: FeedMessage,
 ) -> None:
     """A new call, or the second row of one already seen (same session, same call id)."""
@@ -443,7 +329,7 @@ def _take_call(
     failed = m.failed if m.failed is not None else reports_error(m.tool_result)
     call = calls.get(key)
     if call is None:
-        calls[key] = call = _Call(
+        calls[key] = call = Call(
             None,
             m.tool_name or "",
             s.target,
@@ -475,7 +361,7 @@ def _take_call(
     deltas.call(call, 1, count=False)
 
 
-def _write_sessions(side: sqlite3.Connection, sessions: dict[str, _Session]) -> None:
+def _write_sessions(side: sqlite3.Connection, sessions: dict[str, Session]) -> None:
     """Upsert the sessions' rows; those new to the table learn their key."""
     side.executemany(
         "INSERT INTO rollup_session (session_id, target, profile, principal, first_ts, last_ts, "
@@ -516,8 +402,8 @@ def _name_keys(
 
 def _write_calls(
     side: sqlite3.Connection,
-    calls: Iterable[tuple[tuple[str, str], _Call]],
-    sessions: dict[str, _Session],
+    calls: Iterable[tuple[tuple[str, str], Call]],
+    sessions: dict[str, Session],
     digests: dict[tuple[str, str], int],
 ) -> None:
     dirty = [(ident, c) for ident, c in calls if c is not None and c.dirty]
@@ -564,129 +450,4 @@ def _write_calls(
         "UPDATE rollup_call SET duration_ms = ?, band = ?, failed = ?, second_id = ?, link_id = ?, "
         "result_head = ? WHERE id = ?",
         changed,
-    )
-
-
-def _apply(side: sqlite3.Connection, d: _Deltas) -> None:
-    """Add the deltas to the tables, drop emptied cells, look up shrunk maxima again."""
-    for grain in GRAINS:
-        side.executemany(
-            f"INSERT INTO rollup_tool_{grain} (bucket, tool, target, profile, calls, errors, "
-            "timed, total_ms, max_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
-            "ON CONFLICT DO UPDATE SET calls = calls + excluded.calls, "
-            "errors = errors + excluded.errors, timed = timed + excluded.timed, "
-            "total_ms = total_ms + excluded.total_ms, "
-            "max_ms = max(coalesce(max_ms, excluded.max_ms), coalesce(excluded.max_ms, max_ms))",
-            [(*key[1:], *cell) for key, cell in d.tool.items() if key[0] == grain],
-        )
-        side.executemany(
-            f"INSERT INTO rollup_activity_{grain} (bucket, target, profile, messages, sessions) "
-            "VALUES (?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET "
-            "messages = messages + excluded.messages, sessions = sessions + excluded.sessions",
-            [(*key[1:], *cell) for key, cell in d.activity.items() if key[0] == grain],
-        )
-    side.executemany(
-        "INSERT INTO rollup_principal_day (bucket, principal, messages, sessions, calls, errors) "
-        "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET "
-        "messages = messages + excluded.messages, sessions = sessions + excluded.sessions, "
-        "calls = calls + excluded.calls, errors = errors + excluded.errors",
-        [(*key, *cell) for key, cell in d.principal.items()],
-    )
-    side.executemany(
-        "INSERT INTO rollup_session_hour (session_id, bucket, messages) VALUES (?, ?, ?) "
-        "ON CONFLICT DO UPDATE SET messages = messages + excluded.messages",
-        [(*key, n) for key, n in d.session_hour.items() if n > 0],
-    )
-    _apply_bands(side, d.bands)
-    _apply_last(side, d.last)
-    for key, lost in d.shrunk.items():
-        _refresh_max(side, key, lost)
-    # Only a subtraction can empty a cell: look at those cells alone, not the tables.
-    for grain in GRAINS:
-        side.executemany(
-            f"DELETE FROM rollup_tool_{grain} WHERE bucket = ? AND tool = ? AND target = ? "
-            "AND profile = ? AND calls <= 0",
-            [key[1:] for key, cell in d.tool.items() if key[0] == grain and cell[0] < 0],
-        )
-        side.executemany(
-            f"DELETE FROM rollup_activity_{grain} WHERE bucket = ? AND target = ? "
-            "AND profile = ? AND messages <= 0 AND sessions <= 0",
-            [key[1:] for key, cell in d.activity.items() if key[0] == grain and min(cell) < 0],
-        )
-    side.executemany(
-        "DELETE FROM rollup_principal_day WHERE bucket = ? AND principal = ? "
-        "AND messages <= 0 AND sessions <= 0 AND calls <= 0",
-        [key for key, cell in d.principal.items() if min(cell) < 0],
-    )
-    principals.apply(side, d.principal, d.spans, d.recheck)
-
-
-def _apply_bands(side: sqlite3.Connection, bands: dict[tuple, int]) -> None:
-    changed = [(key, n) for key, n in bands.items() if n]
-    for grain in GRAINS:
-        rows = [(k[2], k[1], k[3], n) for k, n in changed if k[0] == grain]
-        side.executemany(
-            f"INSERT INTO rollup_duration_{grain} (tool, bucket, band, n) VALUES (?, ?, ?, ?) "
-            "ON CONFLICT DO UPDATE SET n = n + excluded.n",
-            rows,
-        )
-        side.executemany(
-            f"DELETE FROM rollup_duration_{grain} WHERE tool = ? AND bucket = ? AND band = ? "
-            "AND n <= 0",
-            [row[:3] for row in rows if row[3] < 0],
-        )
-    rows = [(k[2], k[3], n) for k, n in changed if k[0] == "all"]
-    side.executemany(
-        "INSERT INTO rollup_duration_all (tool, band, n) VALUES (?, ?, ?) "
-        "ON CONFLICT DO UPDATE SET n = n + excluded.n",
-        rows,
-    )
-    side.executemany(
-        "DELETE FROM rollup_duration_all WHERE tool = ? AND band = ? AND n <= 0",
-        [row[:2] for row in rows if row[2] < 0],
-    )
-
-
-def _apply_last(side: sqlite3.Connection, last: dict[tuple, int]) -> None:
-    for grain in GRAINS:
-        rows = [(*k[1:], n) for k, n in last.items() if k[0] == grain and n]
-        side.executemany(
-            f"INSERT INTO rollup_last_{grain} (bucket, target, profile, sessions) "
-            "VALUES (?, ?, ?, ?) ON CONFLICT DO UPDATE SET sessions = sessions + excluded.sessions",
-            rows,
-        )
-        side.executemany(
-            f"DELETE FROM rollup_last_{grain} WHERE bucket = ? AND target = ? AND profile = ? "
-            "AND sessions <= 0",
-            [row[:3] for row in rows if row[3] < 0],
-        )
-
-
-def _refresh_max(side: sqlite3.Connection, key: tuple, lost: int) -> None:
-    """Look a cell's max duration up again, when the calls it lost may have held it.
-
-    Calls that all ran shorter than the cell's max (or had no duration) leave
-    the max where it was: the call that set it is still there. Only otherwise
-    is the max read again from the calls, a walk of the tool's calls in the
-    bucket (on the bench store a pass that moved 100 sessions spent 2 s here
-    when every shrunk cell was walked).
-    """
-    grain, bucket, tool, target, profile = key
-    cell = [bucket, tool, target, profile]
-    row = side.execute(
-        f"SELECT max_ms FROM rollup_tool_{grain} WHERE bucket = ? AND tool = ? AND target = ? "
-        "AND profile = ?",
-        cell,
-    ).fetchone()
-    if row is None or lost < 0 or (row[0] is not None and lost < row[0]):
-        return  # the cell is gone, lost no timed call, or its longest call is still in it
-    # A call without a time is stored at NO_TIME (-1), which falls in bucket -1.
-    ms = GRAINS[grain]
-    span, params = "ts >= ? AND ts < ?", [bucket * ms, (bucket + 1) * ms]
-    side.execute(
-        f"UPDATE rollup_tool_{grain} SET max_ms = (SELECT max(duration_ms) FROM rollup_call "
-        f"WHERE tool = (SELECT key FROM rollup_tools WHERE name = ?) AND {span} "
-        "AND place = (SELECT key FROM rollup_places WHERE target = ? AND profile = ?)) "
-        "WHERE bucket = ? AND tool = ? AND target = ? AND profile = ?",
-        [tool, *params, target, profile, *cell],
     )
