@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from sessions_admin.ourdata import sidedb
 from sessions_admin.ourdata.index.text import FIELD_SEPARATOR, fold
 from sessions_admin.ourdata.rollups.listener import call_digest
-from sessions_admin.ourdata.rollups.schema import GRAINS, NO_TIME, bucket_of
+from sessions_admin.ourdata.rollups.schema import GRAINS, NO_TIME, bucket_of, call_names
 from sessions_admin.ourdata.sync import prepare, read_state
 from sessions_admin.store import feed
 
@@ -140,10 +140,7 @@ def _cells(calls: Iterable[tuple[str, int, str, str, bool]]) -> dict[tuple, list
 
 #: rollup_call with the names its keys stand for. A LEFT JOIN: a key whose name is
 #: missing reads as None and shows up as a drift instead of hiding its call.
-CALLS_NAMED = (
-    "rollup_call AS c LEFT JOIN rollup_session AS s ON s.key = c.session "
-    "LEFT JOIN rollup_tools AS t ON t.key = c.tool LEFT JOIN rollup_places AS p ON p.key = c.place"
-)
+CALLS_NAMED = f"rollup_call AS c {call_names('LEFT JOIN')}"
 
 
 def _check_calls(side: sqlite3.Connection, settled: set[str], verdict: Verdict) -> None:

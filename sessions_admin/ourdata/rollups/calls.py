@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from sessions_admin import sqlhelpers
 from sessions_admin.ourdata.rollups.errors import what_failed
 from sessions_admin.ourdata.rollups.figures import Scope
-from sessions_admin.ourdata.rollups.schema import HEAD_CHARS, TOOL_KEY
+from sessions_admin.ourdata.rollups.schema import HEAD_CHARS, TOOL_KEY, call_names
 from sessions_admin.params import MAX_SQLITE_INT, BadParameter
 from sessions_admin.store import feed
 
@@ -151,11 +151,11 @@ def tool_calls(
 
 
 #: A page's calls with their names: the ids come from an index walk (a subquery), then
-#: one primary-key read of each call and its session and place.
+#: one primary-key read of each call and its names.
 _CALL_SELECT = (
     "SELECT c.id, s.session_id, p.target, p.profile, s.principal, c.ts, c.duration_ms, "
     "c.failed, c.link_id, c.first_id, c.second_id, c.result_head FROM rollup_call AS c "
-    "JOIN rollup_session AS s ON s.key = c.session JOIN rollup_places AS p ON p.key = c.place"
+    f"{call_names()}"
 )
 
 

@@ -24,6 +24,7 @@ from sessions_admin.ourdata.rollups.schema import (
     NO_TIME,
     TABLES,
     bucket_of,
+    call_names,
     duration_band,
 )
 from sessions_admin.sqlhelpers import chunks, placeholders
@@ -67,8 +68,7 @@ class RollupListener:
         if not batch:
             return
         sessions = _load_sessions(side, {m.session_id for m in batch})
-        digests: dict[tuple[str, str], int] = {}
-        calls: dict[tuple[str, str], Call] = _known_calls(side, batch, sessions, digests)
+        calls, digests = _known_calls(side, batch, sessions)
         deltas = Deltas()
         # Messages are counted per session and hour first; the hour and day
         # cells of activity and principals follow from those counts below.
@@ -247,16 +247,11 @@ def _load_sessions(side: sqlite3.Connection, ids: set[str]) -> dict[str, Session
     return found
 
 
-#: A call as the listener holds it: rollup_call with its names read back (``FROM`` _CALL_JOIN).
+#: A call as the listener holds it: rollup_call with its names read back (call_names).
 _CALL_COLUMNS = (
     "c.id, t.name, p.target, p.profile, s.principal, c.ts, c.duration_ms, c.failed, "
     "c.first_id, c.second_id, c.link_id, c.result_head"
 )
-_CALL_NAMES = (
-    "JOIN rollup_tools AS t ON t.key = c.tool "
-    "JOIN rollup_places AS p ON p.key = c.place JOIN rollup_session AS s ON s.key = c.session"
-)
-_CALL_JOIN = f"rollup_call AS c {_CALL_NAMES}"
 
 
 def _call_from_row(row: tuple) -> Call:
@@ -267,7 +262,9 @@ def _call_from_row(row: tuple) -> Call:
 
 
 def _load_calls(side: sqlite3.Connection, where: str, params: list) -> list[Call]:
-    rows = side.execute(f"SELECT {_CALL_COLUMNS} FROM {_CALL_JOIN} WHERE {where}", params)
+    rows = side.execute(
+        f"SELECT {_CALL_COLUMNS} FROM rollup_call AS c {call_names()} WHERE {where}", params
+    )
     return [_call_from_row(row) for row in rows]
 
 
@@ -285,20 +282,18 @@ def _drop_unused_names(side: sqlite3.Connection, gone: Iterable[Call]) -> None:
 
 
 def _known_calls(
-    side: sqlite3.Connection,
-    batch: Sequence[FeedMessage],
-    sessions: dict[str, Session],
-    digests: dict[tuple[str, str], int],
-) -> dict:
-    """The calls already stored that rows of this batch may complete, in one query.
+    side: sqlite3.Connection, batch: Sequence[FeedMessage], sessions: dict[str, Session]
+) -> tuple[dict[tuple[str, str], Call], dict[tuple[str, str], int]]:
+    """The calls already stored that rows of this batch may complete, in one query,
+    and the digests computed on the way (for :func:`_write_calls`).
 
     A call id seen in an earlier batch means this row is that call's other
     half (its session is then stored: ``sessions`` holds it); the keys go
     into a temporary table and one join on the call key's unique index finds
-    them (not one SELECT per tool row). The digests computed on the way are
-    left in ``digests`` for :func:`_write_calls`.
+    them (not one SELECT per tool row).
     """
-    wanted = {}
+    wanted: dict[tuple[int | None, int], tuple[str, str]] = {}
+    digests: dict[tuple[str, str], int] = {}
     for m in batch:
         if m.session_id in sessions and is_tool_call(m.tool_name):
             key = call_key(m.id, m.tool_call_id)
@@ -306,16 +301,17 @@ def _known_calls(
                 digest = digests[(m.session_id, key)] = call_digest(m.session_id, key)
                 wanted[(sessions[m.session_id].key, digest)] = (m.session_id, key)
     if not wanted:
-        return {}
+        return {}, digests
     side.execute("CREATE TEMP TABLE IF NOT EXISTS rollup_wanted (session INTEGER, call_id INTEGER)")
     side.execute("DELETE FROM rollup_wanted")
     side.executemany("INSERT INTO rollup_wanted VALUES (?, ?)", list(wanted))
     rows = side.execute(
         f"SELECT w.session, w.call_id, {_CALL_COLUMNS} FROM rollup_wanted AS w "
         "CROSS JOIN rollup_call AS c ON c.session = w.session AND c.call_id = w.call_id "
-        f"{_CALL_NAMES}"
+        f"{call_names()}"
     )
-    return {wanted[(session, digest)]: _call_from_row(row) for session, digest, *row in rows}
+    known = {wanted[(session, digest)]: _call_from_row(row) for session, digest, *row in rows}
+    return known, digests
 
 
 def _take_call(

@@ -47,6 +47,20 @@ GRAINS = {"hour": HOUR_MS, "day": DAY_MS}
 TOOL_KEY = "(SELECT key FROM rollup_tools WHERE name = ?)"
 
 
+def call_names(join: str = "JOIN") -> str:
+    """The joins that read ``rollup_call AS c``'s keys back: ``s`` its session's row,
+    ``t`` its tool, ``p`` its target and profile. ``LEFT JOIN`` keeps a call whose
+    key names no row (what ``sync_index --verify`` looks for)."""
+    return " ".join(
+        f"{join} {table} AS {alias} ON {alias}.key = c.{column}"
+        for table, alias, column in (
+            ("rollup_session", "s", "session"),
+            ("rollup_tools", "t", "tool"),
+            ("rollup_places", "p", "place"),
+        )
+    )
+
+
 def _duration_edges(ratio: float = 1.05, top: int = 10**13) -> list[int]:
     edges = [1]
     while edges[-1] < top:
