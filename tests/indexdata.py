@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from sessions_admin.ourdata import sidedb
-from sessions_admin.ourdata.index.text import fold, fts_query
+from sessions_admin.ourdata.index.text import contains, fold, fts_query
+from sessions_admin.store import feed
 
 
 def indexed_ids(table: str = "search_messages") -> list:
@@ -21,18 +22,39 @@ def indexed_ids(table: str = "search_messages") -> list:
 
 
 def matching(text: str) -> list[int]:
-    """The message ids the search index matches for ``text``, in order."""
+    """The message ids the search index holds with ``text``, in order: the messages of
+    every block matching it whose own text (read from the store) holds it, once per
+    block holding it (a message in two blocks is there twice)."""
     side = sidedb.connect()
     try:
-        return [
+        candidates = [
             row[0]
             for row in side.execute(
-                "SELECT rowid FROM search_text WHERE search_text MATCH ? ORDER BY rowid",
+                "SELECT m.id FROM search_text AS t "
+                "CROSS JOIN search_blocks AS b ON b.high = t.rowid "
+                "CROSS JOIN search_messages AS h ON h.id = t.rowid "
+                "CROSS JOIN search_messages AS m ON m.session = h.session "
+                "AND m.id BETWEEN b.low AND b.high WHERE search_text MATCH ?",
                 (fts_query(fold(text)),),
             )
         ]
     finally:
         side.close()
+    found = feed.messages_by_id(candidates)
+    return sorted(
+        mid
+        for mid in candidates
+        if mid in found
+        and contains(
+            fold(text),
+            (
+                found[mid].content,
+                found[mid].tool_name,
+                found[mid].tool_args,
+                found[mid].tool_result,
+            ),
+        )
+    )
 
 
 def fill(store, sessions: int = 3, per_session: int = 4) -> list[str]:

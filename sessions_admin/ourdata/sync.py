@@ -99,7 +99,7 @@ CONSUMERS: list[str] = ["sessions_admin.ourdata.index", "sessions_admin.ourdata.
 
 #: Bumped when a table of the side database changes shape; an older file asks
 #: for ``sync_index --rebuild`` (pages treat it as no index).
-LAYOUT_VERSION = 4
+LAYOUT_VERSION = 5
 #: Messages per batch (one side-database transaction each).
 BATCH_SIZE = 20_000
 #: A pass that took in this many messages ends with the listeners' ``finish_build``.

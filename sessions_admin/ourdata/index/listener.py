@@ -2,12 +2,14 @@
 
 Tables in the side database (all ours, all rebuilt by ``sync_index --rebuild``):
 
-``search_text``
+``search_text``, ``search_blocks``
     FTS5, contentless with ``contentless_delete=1``, ``detail=none``, trigram
-    tokenizer on folded text (:mod:`.text`); rowid = the message's id. Keeps
-    no copy of the text: every hit is checked against the store's row. In a
-    file of its own, attached as ``text`` (:mod:`.textwriter`: a pass writes
-    it from a second thread).
+    tokenizer on folded text (:mod:`.text`), one document per block of a
+    session's messages (:mod:`.textindex`): rowid = the block's highest
+    message id, ``search_blocks`` its lowest. Keeps no copy of the text:
+    every hit is checked against the store's row. In a file of its own,
+    attached as ``text`` (:mod:`.textwriter`: a pass writes it from a second
+    thread).
 ``search_messages``
     Per message: its session (a small integer key), role, tool name (keys
     into ``search_names``) and ``ts``, so the search's filters run in the
@@ -261,9 +263,33 @@ class SearchIndex:
         side.execute("INSERT INTO search_session_text (search_session_text) VALUES ('optimize')")
 
     def forget_messages(self, side: sqlite3.Connection, message_ids: Sequence[int]) -> None:
-        ids = list(message_ids)
-        textwriter.run(side, lambda text: text.delete(ids))
-        side.executemany("DELETE FROM search_messages WHERE id = ?", [(mid,) for mid in ids])
+        """A block holds a session's messages together: the blocks of these messages'
+        sessions go, and the sessions' other messages are indexed again from the store."""
+        gone = set(message_ids)
+        keys: set[int] = set()
+        for chunk in chunks(sorted(gone)):
+            keys.update(
+                row[0]
+                for row in side.execute(
+                    "SELECT DISTINCT session FROM search_messages "
+                    f"WHERE id IN ({placeholders(len(chunk))})",
+                    chunk,
+                )
+            )
+        held: list[int] = []
+        for chunk in chunks(sorted(keys)):
+            held.extend(
+                row[0]
+                for row in side.execute(
+                    f"SELECT id FROM search_messages WHERE session IN ({placeholders(len(chunk))})",
+                    chunk,
+                )
+            )
+        textwriter.run(side, lambda text: text.delete(held))
+        side.executemany("DELETE FROM search_messages WHERE id = ?", [(mid,) for mid in gone])
+        rest = sorted(set(held) - gone)
+        found = feed.messages_by_id(rest)
+        textwriter.add_messages(side, [found[mid] for mid in rest if mid in found])
 
 
 def catch_up(side: sqlite3.Connection) -> int:

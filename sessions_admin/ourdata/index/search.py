@@ -2,8 +2,9 @@
 
 With an index and a query of three folded characters or more, candidates
 come from ``search_text`` newest first (``ORDER BY rowid DESC`` walks the
-FTS5 doclists backwards, so the first page never reads every hit), joined in
-the side database with the per-message filters. Each batch of candidates is
+FTS5 doclists backwards, so the first page never reads every hit): blocks of
+a session's messages, each expanded in the side database into its messages
+that pass the per-message filters (:func:`_candidates`). Each batch of candidates is
 then read from the store (:func:`sessions_admin.store.feed.messages_by_id`)
 and kept only if the store's row really contains the query and passes the
 filters: no false hit (``detail=none`` candidates, rows the runtime deleted),
@@ -17,10 +18,11 @@ back it got.
 
 from __future__ import annotations
 
+import heapq
 import json
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Container, Iterator
 from dataclasses import dataclass, field
 
 from sessions_admin.ourdata import sidedb
@@ -40,8 +42,13 @@ from sessions_admin.store.feed import FeedMessage, FeedSession
 #: Sessions per page, snippets shown per session.
 PAGE_SESSIONS = 20
 SNIPPETS_PER_SESSION = 3
-#: Candidates read from the index (and checked in the store) per round trip.
+#: Candidates checked in the store per round trip.
 CANDIDATE_BATCH = 200
+#: Index blocks read by the first query of a walk, doubled by each next one up to the
+#: most: a busy session's blocks are expanded in the first small steps, after which its
+#: group is full and its further blocks are counted, not expanded.
+FIRST_BLOCKS = 16
+MOST_BLOCKS = 512
 #: How long a scan of the store's newest messages may run.
 SCAN_TIME_LIMIT_S = 1.5
 SEARCH_TIME_LIMIT_S = 3.0
@@ -102,8 +109,9 @@ class SessionGroup:
     session: FeedSession | None
     hits: list[Hit] = field(default_factory=list)
     more: int = 0  # further hits of this session seen on this page, not shown
-    # Further index candidates of this session on this page, not read from the store
-    # (the group already has its snippets): "more in this session", without a number.
+    # Further index candidates of this session on this page (messages, or blocks of
+    # them), not read from the store since the group already has its snippets: the
+    # page offers to search the session, without claiming a number or a match.
     unchecked: int = 0
 
 
@@ -228,61 +236,140 @@ def _name_keys(side: sqlite3.Connection, kind: str, name: str) -> int | None:
     return row[0] if row else None
 
 
-def _candidates(
-    side: sqlite3.Connection, query: SearchQuery, before_id: int | None
-) -> Iterator[list[int]] | None:
-    """Batches of (message id, session key) from the index, newest first.
+@dataclass(frozen=True)
+class _Filters:
+    """A query's filters as SQL: on each message (``m``), and on its session (``s``)."""
 
-    None when a filter names a role or tool the index has never seen.
-    """
-    clauses = ["search_text MATCH ?"]
-    params: list[object] = [fts_query(query.folded)]
-    joins = ""
+    messages: str
+    message_params: list[object]
+    sessions: list[str]
+    session_params: list[object]
+
+
+def _filters(side: sqlite3.Connection, query: SearchQuery, upper: int) -> _Filters | None:
+    """None when a filter names a role or tool the index has never seen."""
+    message_clauses = ["m.id < ?"]
+    message_params: list[object] = [upper]
     for kind, wanted in (("role", query.role), ("tool", query.tool)):
         if wanted is not None:
             key = _name_keys(side, kind, wanted)
             if key is None:
                 return None
-            clauses.append(f"m.{kind} = ?")
-            params.append(key)
+            message_clauses.append(f"m.{kind} = ?")
+            message_params.append(key)
     if query.since_ms is not None:
-        clauses.append("m.ts >= ?")
-        params.append(query.since_ms)
+        message_clauses.append("m.ts >= ?")
+        message_params.append(query.since_ms)
     if query.until_ms is not None:
-        clauses.append("m.ts < ?")
-        params.append(query.until_ms)
+        message_clauses.append("m.ts < ?")
+        message_params.append(query.until_ms)
+    session_clauses: list[str] = []
+    session_params: list[object] = []
     for column, wanted in (
         ("target_key", query.target),
         ("profile_key", query.profile),
         ("principal_id", query.principal),
     ):
         if wanted is not None:
-            joins = " CROSS JOIN search_sessions AS s ON s.key = m.session"
-            clauses.append(f"s.{column} = ?")
-            params.append(wanted)
+            session_clauses.append(f"s.{column} = ?")
+            session_params.append(wanted)
     if query.sessions is not None:
-        # A label's sessions: candidates of other sessions are passed over here,
-        # before the store is asked for them, so a page fills with the label's.
-        joins = " CROSS JOIN search_sessions AS s ON s.key = m.session"
-        clauses.append("s.id IN (SELECT value FROM json_each(?))")
-        params.append(json.dumps(sorted(query.sessions)))
-    # CROSS JOIN keeps the FTS table outermost: its rowid order drives the walk.
-    sql = (
-        "SELECT t.rowid, m.session FROM search_text AS t "
-        "CROSS JOIN search_messages AS m ON m.id = t.rowid"
-        f"{joins} WHERE {' AND '.join(clauses)} AND t.rowid < ? ORDER BY t.rowid DESC LIMIT ?"
+        # A label's sessions: blocks of other sessions are passed over here, before
+        # the store is asked for anything, so a page fills with the label's.
+        session_clauses.append("s.id IN (SELECT value FROM json_each(?))")
+        session_params.append(json.dumps(sorted(query.sessions)))
+    return _Filters(" AND ".join(message_clauses), message_params, session_clauses, session_params)
+
+
+def _candidates(
+    side: sqlite3.Connection,
+    query: SearchQuery,
+    before_id: int | None,
+    settled: Container[int] = frozenset(),
+) -> Iterator[list[tuple[int, int]]] | None:
+    """Batches of (message id, session key) the index names, newest first.
+
+    The index holds blocks of a session's messages (:mod:`.textindex`); those
+    matching the query come newest block first, each expanded into its
+    session's messages that pass the filters, and a message is let go only
+    when no block still unread can hold a newer one (a block's rowid is its
+    highest message id), so the candidates keep the order of message ids
+    that the page's cursor needs. A block reaches at most ``SPAN`` ids below
+    its rowid: the walk starts that far above the cursor.
+
+    A block of a session in ``settled`` (read at each step: the caller adds
+    sessions whose group is full) is not expanded: it stands for its messages
+    as one candidate, its highest id.
+
+    None when a filter names a role or tool the index has never seen.
+    """
+    upper = before_id if before_id is not None else 1 << 62
+    filters = _filters(side, query, upper)
+    if filters is None:
+        return None
+    joins = " CROSS JOIN search_sessions AS s ON s.key = h.session" if filters.sessions else ""
+    # CROSS JOIN keeps the FTS table outermost: its rowid order drives the walk. A
+    # block is named only if one of its messages passes the filters.
+    blocks_sql = (
+        "SELECT t.rowid, b.low, h.session FROM search_text AS t "
+        "CROSS JOIN search_blocks AS b ON b.high = t.rowid "
+        "CROSS JOIN search_messages AS h ON h.id = t.rowid"
+        f"{joins} WHERE search_text MATCH ? AND t.rowid < ? AND b.low < ?"
+        + "".join(f" AND {clause}" for clause in filters.sessions)
+        + " AND EXISTS (SELECT 1 FROM search_messages AS m WHERE m.session = h.session "
+        f"AND m.id BETWEEN b.low AND t.rowid AND {filters.messages}) "
+        "ORDER BY t.rowid DESC LIMIT ?"
     )
+    expand_sql = (
+        "SELECT m.id, m.session FROM json_each(?) AS j CROSS JOIN search_messages AS m "
+        "ON m.session = j.value ->> 2 AND m.id BETWEEN j.value ->> 1 AND j.value ->> 0 "
+        f"WHERE {filters.messages}"
+    )
+    match = [fts_query(query.folded)]
 
-    def batches() -> Iterator[list[tuple[int, int]]]:
-        cursor = before_id if before_id is not None else 1 << 62
-        while True:
-            rows = side.execute(sql, [*params, cursor, CANDIDATE_BATCH]).fetchall()
-            if not rows:
-                return
-            yield rows
-            cursor = rows[-1][0]
+    def blocks(cursor: int, step: int) -> list[tuple[int, int, int]]:
+        params = [*match, cursor, upper, *filters.session_params, *filters.message_params, step]
+        return side.execute(blocks_sql, params).fetchall()
 
-    return batches()
+    def expand(found: list[tuple[int, int, int]]) -> list[tuple[int, int]]:
+        rows = side.execute(
+            expand_sql,
+            [json.dumps([b for b in found if b[2] not in settled]), *filters.message_params],
+        ).fetchall()
+        return rows + [(high, key) for high, _, key in found if key in settled]
+
+    return _merged(blocks, expand, min(upper + textindex.SPAN, 1 << 62))
+
+
+def _merged(
+    blocks: Callable[[int, int], list[tuple[int, int, int]]],
+    expand: Callable[[list[tuple[int, int, int]]], list[tuple[int, int]]],
+    cursor: int,
+) -> Iterator[list[tuple[int, int]]]:
+    """The blocks below ``cursor`` (newest first, ``blocks(cursor, how_many)``), expanded
+    into (message id, session key) and let out newest first, each id once."""
+    waiting: list[tuple[int, int]] = []  # a heap of (-id, session key)
+    held: set[int] = set()  # ids in it (blocks left by a redone batch may overlap)
+    step = FIRST_BLOCKS
+    while True:
+        found = blocks(cursor, step)
+        last = len(found) < step
+        step = min(step * 2, MOST_BLOCKS)
+        if found:
+            for mid, key in expand(found):
+                if mid not in held:
+                    held.add(mid)
+                    heapq.heappush(waiting, (-mid, key))
+            cursor = found[-1][0]  # every block still unread holds ids below it
+        ready: list[tuple[int, int]] = []
+        while waiting and (last or -waiting[0][0] >= cursor):
+            negative, key = heapq.heappop(waiting)
+            held.discard(-negative)
+            ready.append((-negative, key))
+        for at in range(0, len(ready), CANDIDATE_BATCH):
+            yield ready[at : at + CANDIDATE_BATCH]
+        if last:
+            return
 
 
 def _session_hits(
@@ -330,13 +417,14 @@ def _search_index(
         if page.stopped_early or collector.full:
             return resume
         before = last_id + 1
-    batches = _candidates(side, query, before)
-    if batches is None:
-        return None
     # Session keys whose group already has its snippets: their further candidates
     # are counted, not read from the store (a busy session's thousands of hits
-    # would otherwise be checked one by one before the page finds its sessions).
+    # would otherwise be checked one by one before the page finds its sessions),
+    # and their blocks are not expanded into messages.
     settled: dict[int, SessionGroup] = {}
+    batches = _candidates(side, query, before, settled)
+    if batches is None:
+        return None
     for batch in batches:
         rows = feed.messages_by_id([mid for mid, key in batch if key not in settled])
         for mid, key in batch:

@@ -1,7 +1,23 @@
 """The trigram index over message text (``search_text``) and what the side database
-reads of it: the table's operations (:class:`TextIndex`), the documents it holds,
-how far it holds every message (:func:`indexed_through`) and whether it is the side
-database's own (:func:`paired`).
+reads of it: the table's operations (:class:`TextIndex`), the documents it holds
+(:func:`blocks`), how far it holds every message (:func:`indexed_through`) and
+whether it is the side database's own (:func:`paired`).
+
+**One document per block of a session's messages.** A pass cuts each batch's
+messages into blocks: the messages of one session, at most :data:`BLOCK_MESSAGES`
+of them, within :data:`SPAN` ids. A block's rowid is its highest message id and
+``search_blocks`` keeps its lowest; its document is its messages' documents
+joined. A trigram a session repeats is then kept once per block, not once per
+message: on the 10-million-message bench store the index went from 1.47 GB to
+less than half (see ``docs/benchmarks-history.md``). The search expands each
+matching block into its session's messages in that id range
+(:mod:`.search`) and checks each against the store, as it did every candidate.
+
+Every message of a session between a block's lowest and highest id is in that
+block: a batch puts all of a session's messages in it into its blocks, and
+later batches only hold higher ids. A block is dropped only with its whole
+session (:meth:`TextIndex.delete` is given every message id of the session);
+dropping some messages of a session indexes the rest again.
 
 The index lives in ``side-text.sqlite3`` (:func:`~sessions_admin.ourdata.sidedb.text_path`),
 attached to every side connection as ``text``; during a pass
@@ -16,6 +32,7 @@ from collections.abc import Sequence
 
 from sessions_admin.ourdata import sidedb
 from sessions_admin.ourdata.index.text import document
+from sessions_admin.sqlhelpers import chunks, placeholders
 from sessions_admin.store.feed import FeedMessage
 
 FTS = (
@@ -23,6 +40,13 @@ FTS = (
     "tokenize='trigram case_sensitive 1')"
 )
 
+
+#: A block's messages lie within this many ids of its highest (the search starts its
+#: walk this far above a page's cursor), and it holds at most this many.
+SPAN = 50_000
+BLOCK_MESSAGES = 64
+#: Between two messages' documents in a block's.
+MESSAGE_SEPARATOR = "\x1e"
 
 #: FTS5's settings while a first build runs, and its defaults (see ``TextWriter.build_mode``).
 BUILD_SETTINGS = {"automerge": 0, "crisismerge": 64, "hashsize": 8 * 1024 * 1024}
@@ -42,10 +66,16 @@ class TextIndex:
         self.conn.execute(
             f"CREATE TABLE IF NOT EXISTS {s}.text_state (key TEXT PRIMARY KEY, value) WITHOUT ROWID"
         )
+        # Each block's lowest message id, by its rowid in search_text (its highest).
+        self.conn.execute(
+            f"CREATE TABLE IF NOT EXISTS {s}.search_blocks "
+            "(high INTEGER PRIMARY KEY, low INTEGER NOT NULL)"
+        )
 
     def drop(self) -> None:
         self.conn.execute(f"DROP TABLE IF EXISTS {self.schema}.search_text")
         self.conn.execute(f"DROP TABLE IF EXISTS {self.schema}.text_state")
+        self.conn.execute(f"DROP TABLE IF EXISTS {self.schema}.search_blocks")
 
     def mark(self) -> int:
         """The highest message id this file ever took in (0: none)."""
@@ -54,38 +84,63 @@ class TextIndex:
         ).fetchone()
         return int(row[0]) if row and isinstance(row[0], int) else 0
 
-    def add(self, rows: Sequence[tuple[int, str]]) -> None:
-        """Index these (message id, folded document) pairs; an id already in is replaced."""
+    def add(self, rows: Sequence[tuple[int, int, str]]) -> None:
+        """Index these blocks (highest id, lowest id, folded document: :func:`blocks`).
+
+        A block holding a message at or below the mark (a session taken in
+        again, a batch redone after a crash between the two commits) replaces
+        any block of the same rowid; a block left from a batch redone with
+        other contents only overlaps the new ones, and the search reads each
+        message once.
+        """
         if not rows:
             return
         s = self.schema
         mark = self.mark()
-        again = [row for row in rows if row[0] <= mark]
+        again = [row for row in rows if row[1] <= mark]
         if again:
-            # Messages taken in again (a session re-taken, a batch redone after a
-            # crash between the two commits): out first, so none is there twice.
-            self.delete([mid for mid, _ in again])
-            self.conn.executemany(f"INSERT INTO {s}.search_text (rowid, body) VALUES (?, ?)", again)
-        fresh = [row for row in rows if row[0] > mark] if again else list(rows)
-        if not fresh:
-            return
+            self._drop([high for high, _, _ in again if high <= mark])
+        payload = json.dumps(rows, ensure_ascii=False)
         self.conn.execute(
             f"INSERT INTO {s}.search_text (rowid, body) "
-            "SELECT value ->> 0, value ->> 1 FROM json_each(?)",
-            [json.dumps(fresh, ensure_ascii=False)],
+            "SELECT value ->> 0, value ->> 2 FROM json_each(?)",
+            [payload],
         )
         self.conn.execute(
-            f"INSERT INTO {s}.text_state (key, value) VALUES ('max_id', ?) "
-            "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-            [max(mid for mid, _ in fresh)],
+            f"INSERT INTO {s}.search_blocks (high, low) "
+            "SELECT value ->> 0, value ->> 1 FROM json_each(?)",
+            [payload],
         )
+        top = max(high for high, _, _ in rows)
+        if top > mark:
+            self.conn.execute(
+                f"INSERT INTO {s}.text_state (key, value) VALUES ('max_id', ?) "
+                "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                [top],
+            )
 
     def delete(self, message_ids: Sequence[int]) -> None:
+        """Drop the blocks whose rowid is one of these ids: given every message id of
+        some sessions, exactly those sessions' blocks."""
+        highs: list[int] = []
+        for chunk in chunks(list(message_ids)):
+            highs.extend(
+                row[0]
+                for row in self.conn.execute(
+                    f"SELECT high FROM {self.schema}.search_blocks "
+                    f"WHERE high IN ({placeholders(len(chunk))})",
+                    chunk,
+                )
+            )
+        self._drop(highs)
+
+    def _drop(self, highs: Sequence[int]) -> None:
         # One rowid at a time: FTS5 answers "rowid IN (list)" with a scan of the
         # whole table, "rowid = ?" with a seek.
+        s = self.schema
+        self.conn.executemany(f"DELETE FROM {s}.search_text WHERE rowid = ?", [(h,) for h in highs])
         self.conn.executemany(
-            f"DELETE FROM {self.schema}.search_text WHERE rowid = ?",
-            [(mid,) for mid in message_ids],
+            f"DELETE FROM {s}.search_blocks WHERE high = ?", [(h,) for h in highs]
         )
 
     def pair(self) -> str | None:
@@ -107,10 +162,28 @@ class TextIndex:
         self.conn.execute(f"INSERT INTO {s}.search_text (search_text) VALUES ('optimize')")
 
 
-def documents(messages: Sequence[FeedMessage]) -> list[tuple[int, str]]:
-    """(message id, folded document) for each message: what the index holds of it."""
+def blocks(messages: Sequence[FeedMessage]) -> list[tuple[int, int, str]]:
+    """(highest id, lowest id, folded document) of each block of these messages: each
+    session's messages in id order, cut at :data:`BLOCK_MESSAGES` messages or
+    :data:`SPAN` ids."""
+    by_session: dict[str, list[list[FeedMessage]]] = {}
+    for message in sorted(messages, key=lambda m: m.id):
+        runs = by_session.setdefault(message.session_id, [[]])
+        run = runs[-1]
+        if run and (len(run) >= BLOCK_MESSAGES or message.id - run[0].id >= SPAN):
+            run = []
+            runs.append(run)
+        run.append(message)
     return [
-        (m.id, document((m.content, m.tool_name, m.tool_args, m.tool_result))) for m in messages
+        (
+            run[-1].id,
+            run[0].id,
+            MESSAGE_SEPARATOR.join(
+                document((m.content, m.tool_name, m.tool_args, m.tool_result)) for m in run
+            ),
+        )
+        for runs in by_session.values()
+        for run in runs
     ]
 
 

@@ -38,7 +38,7 @@ from sessions_admin.ourdata.index.textindex import (
     BUILD_SETTINGS,
     DEFAULT_SETTINGS,
     TextIndex,
-    documents,
+    blocks,
 )
 from sessions_admin.store.feed import FeedMessage
 
@@ -103,7 +103,7 @@ class TextWriter:
         which a build's pass thread waits on less than on its own work."""
         if messages:
             self._ids_queued(m.id for m in messages)
-            self._queue(lambda index: index.add(documents(messages)))
+            self._queue(lambda index: index.add(blocks(messages)))
 
     def _ids_queued(self, ids: Iterable[int]) -> None:
         ids = list(ids)
@@ -263,7 +263,7 @@ def add_messages(side: sqlite3.Connection, messages: Sequence[FeedMessage]) -> N
     if writer is not None:
         writer.add_messages(messages)
     else:
-        TextIndex(side, sidedb.TEXT_SCHEMA).add(documents(messages))
+        TextIndex(side, sidedb.TEXT_SCHEMA).add(blocks(messages))
 
 
 def pair_new(side: sqlite3.Connection) -> None:
