@@ -106,10 +106,9 @@ class TextIndex:
             "SELECT value ->> 0, value ->> 2 FROM json_each(?)",
             [payload],
         )
-        self.conn.execute(
-            f"INSERT INTO {s}.search_blocks (high, low) "
-            "SELECT value ->> 0, value ->> 1 FROM json_each(?)",
-            [payload],
+        self.conn.executemany(
+            f"INSERT INTO {s}.search_blocks (high, low) VALUES (?, ?)",
+            [(high, low) for high, low, _ in rows],
         )
         top = max(high for high, _, _ in rows)
         if top > mark:
