@@ -16,9 +16,11 @@ from hypothesis import strategies as st
 
 from sessions_admin.ourdata import sidedb, sync
 from sessions_admin.ourdata.index import search, textindex
+from sessions_admin.ourdata.index.listener import SEARCH_INDEX
 from sessions_admin.ourdata.index.search import SearchQuery
 from sessions_admin.ourdata.index.text import contains, fold
 from tests.conftest import STORE_DB
+from tests.indexdata import matching
 
 SESSIONS = [f"s{n}" for n in range(6)]
 WORDS = ["heron", "Heron", "egret", "the", "a", "héron"]
@@ -187,3 +189,18 @@ def test_a_block_reaching_below_the_cursor_is_read_from_above_it(store, var_dir,
         assert [mid for batch in walk for mid, _ in batch] == [first]
     finally:
         side.close()
+
+
+@STORE_DB
+def test_forgetting_some_messages_keeps_the_rest_of_their_block_found(store, var_dir):
+    sid = store.add_session("kept")
+    ids = [store.add_message(sid, "user", f"osprey {n}") for n in range(5)]
+    sync.sync_once()
+    side = sidedb.connect()
+    try:
+        assert side.execute("SELECT count(*) FROM search_blocks").fetchone() == (1,)
+        with side:
+            SEARCH_INDEX.forget_messages(side, [ids[2]])
+    finally:
+        side.close()
+    assert matching("osprey") == [mid for mid in ids if mid != ids[2]]
