@@ -139,12 +139,16 @@ def search_rows(
         scan = timed(lambda text=text: naive(raw, text), repeat=3, warmup=1)
         hits = len(naive(raw, text))
         found = index_search.search(SearchQuery(q=text))
-        shown = sum(len(g.hits) + g.more + g.unchecked for g in found.groups)
+        # Hits checked in the store; candidates of sessions whose group was full are
+        # counted apart (messages or blocks of them, not checked: not hits).
+        shown = sum(len(g.hits) + g.more for g in found.groups)
+        unchecked = sum(g.unchecked for g in found.groups)
         share = page["median"] / scan["median"]
         ok = page["median"] < goal and (goal != 20 or share < 0.01)
         rows.append(
             [
-                f"{label}: {shown} hits on page 1 / naive {hits}{'+' if hits == 60 else ''}",
+                f"{label}: {shown} hits on page 1 (+{unchecked} unchecked) / naive "
+                f"{hits}{'+' if hits == 60 else ''}",
                 f"{page['median']:.1f} / {page['p95']:.1f} ms",
                 f"{scan['median']:.0f} ms",
                 f"< {goal} ms" + (", < 1% of scan" if goal == 20 else ""),
