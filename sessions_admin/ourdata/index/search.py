@@ -245,6 +245,11 @@ class _Filters:
     sessions: list[str]
     session_params: list[object]
 
+    @property
+    def narrow_messages(self) -> bool:
+        """Does a filter on role, tool or time (beyond the cursor's id) apply to messages?"""
+        return len(self.message_params) > 1
+
 
 def _filters(side: sqlite3.Connection, query: SearchQuery, upper: int) -> _Filters | None:
     """None when a filter names a role or tool the index has never seen."""
@@ -308,17 +313,23 @@ def _candidates(
     if filters is None:
         return None
     joins = " CROSS JOIN search_sessions AS s ON s.key = h.session" if filters.sessions else ""
-    # CROSS JOIN keeps the FTS table outermost: its rowid order drives the walk. A
-    # block is named only if one of its messages passes the filters.
+    # CROSS JOIN keeps the FTS table outermost: its rowid order drives the walk. With
+    # a filter on role, tool or time, a block is named only if one of its messages
+    # passes it (else a step could fill with blocks that expand to nothing); without
+    # one, "b.low < cursor" says enough and the expansion reads each block once.
+    exists = (
+        " AND EXISTS (SELECT 1 FROM search_messages AS m WHERE m.session = h.session "
+        f"AND m.id BETWEEN b.low AND t.rowid AND {filters.messages})"
+        if filters.narrow_messages
+        else ""
+    )
     blocks_sql = (
         "SELECT t.rowid, b.low, h.session FROM search_text AS t "
         "CROSS JOIN search_blocks AS b ON b.high = t.rowid "
         "CROSS JOIN search_messages AS h ON h.id = t.rowid"
         f"{joins} WHERE search_text MATCH ? AND t.rowid < ? AND b.low < ?"
         + "".join(f" AND {clause}" for clause in filters.sessions)
-        + " AND EXISTS (SELECT 1 FROM search_messages AS m WHERE m.session = h.session "
-        f"AND m.id BETWEEN b.low AND t.rowid AND {filters.messages}) "
-        "ORDER BY t.rowid DESC LIMIT ?"
+        + f"{exists} ORDER BY t.rowid DESC LIMIT ?"
     )
     expand_sql = (
         "SELECT m.id, m.session FROM json_each(?) AS j CROSS JOIN search_messages AS m "
@@ -328,7 +339,8 @@ def _candidates(
     match = [fts_query(query.folded)]
 
     def blocks(cursor: int, step: int) -> list[tuple[int, int, int]]:
-        params = [*match, cursor, upper, *filters.session_params, *filters.message_params, step]
+        narrowing = filters.message_params if filters.narrow_messages else []
+        params = [*match, cursor, upper, *filters.session_params, *narrowing, step]
         return side.execute(blocks_sql, params).fetchall()
 
     def expand(found: list[tuple[int, int, int]]) -> list[tuple[int, int]]:

@@ -97,9 +97,7 @@ class TextIndex:
             return
         s = self.schema
         mark = self.mark()
-        again = [row for row in rows if row[1] <= mark]
-        if again:
-            self._drop([high for high, _, _ in again if high <= mark])
+        self.delete([high for high, _, _ in rows if high <= mark])
         payload = json.dumps(rows, ensure_ascii=False)
         self.conn.execute(
             f"INSERT INTO {s}.search_text (rowid, body) "
@@ -131,9 +129,6 @@ class TextIndex:
                     chunk,
                 )
             )
-        self._drop(highs)
-
-    def _drop(self, highs: Sequence[int]) -> None:
         # One rowid at a time: FTS5 answers "rowid IN (list)" with a scan of the
         # whole table, "rowid = ?" with a seek.
         s = self.schema
