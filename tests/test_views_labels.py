@@ -114,3 +114,33 @@ def test_each_row_shows_its_labels_notes_and_verdict(labelled, viewer_client):
     assert "verdict-fail" in rows["sess_0006"]
     assert rows["sess_0009"].count(">regression<") == 1
     assert f".label-{labelled.pk}{{background:#b91c1c}}" in body
+
+
+@STORE_DB
+def test_a_row_shows_its_newest_verdict_beside_its_labels_and_notes(labelled, viewer_client):
+    from datetime import UTC, datetime
+
+    older, newer = (ReviewQueue.objects.create(name=n, source="/sessions/") for n in "ab")
+    # Written newest first: the order of writing must not decide, the review time does.
+    ReviewItem.objects.create(
+        queue=newer,
+        session_id="sess_0000",
+        position=0,
+        verdict="pass",
+        reviewed_at=datetime(2026, 11, 2, tzinfo=UTC),
+    )
+    ReviewItem.objects.create(
+        queue=older,
+        session_id="sess_0000",
+        position=0,
+        verdict="fail",
+        reviewed_at=datetime(2026, 11, 1, tzinfo=UTC),
+    )
+    ReviewItem.objects.create(queue=older, session_id="sess_0001", position=1)  # no verdict yet
+    Note.objects.create(session_id="sess_0000", text="n", author_name="a")
+    Note.objects.create(session_id="sess_0000", text="m", author_name="b")
+    body = viewer_client.get("/sessions/?q=sess_000").content.decode()
+    rows = {sid: row for sid, row in re.findall(r'data-session-id="([^"]+)"(.*?)</tr>', body)}
+    assert ">regression<" in rows["sess_0000"] and rows["sess_0000"].count("has notes") == 1
+    assert "verdict-pass" in rows["sess_0000"] and "verdict-fail" not in rows["sess_0000"]
+    assert "verdict-" not in rows["sess_0001"] and "has notes" not in rows["sess_0001"]

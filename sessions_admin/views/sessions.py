@@ -138,13 +138,14 @@ def session_list(request: HttpRequest) -> HttpResponse:
             marks=review_labels.row_marks(page.rows),
             failed=failed_calls([row.id for row in page.rows if row.linkable]),
         ),
-        "labels": review_labels.label_choices(),
+        "labels": (choices := review_labels.label_choices()),
+        "label_names": [choice.label.name for choice in choices],
         "label": label,
         "filter": session_filter,
         "params": kept,
         "sort": sort,
-        "sorts": SORT_LABELS,
-        "presets": ACTIVE_PRESETS,
+        "sort_choices": list(SORT_LABELS.items()),
+        "preset_choices": [(key, preset[0]) for key, preset in ACTIVE_PRESETS.items()],
         "profiles": PROFILES,
         # A target longer than any real one stays filterable by URL, not listed;
         # a BLOB target is left out, as no menu value could name it.

@@ -159,7 +159,16 @@ class TextIndex:
 def blocks(messages: Sequence[FeedMessage]) -> list[tuple[int, int, str]]:
     """(highest id, lowest id, folded document) of each block of these messages: each
     session's messages in id order, cut at :data:`BLOCK_MESSAGES` messages or
-    :data:`SPAN` ids."""
+    :data:`SPAN` ids; the blocks in rowid order.
+
+    **Rowid order matters.** FTS5 writes the terms it holds in memory to a new
+    segment whenever a row comes with a lower rowid than the last one: blocks
+    in session order made it do that every few rows, and the segments' merges
+    cost more than the indexing itself. In rowid order it writes one segment
+    per hash-full, and a batch's text went in 2.4 times faster
+    (``bench/bench_text_insert.py``: 6.0 against 2.6 CPU-seconds for 200,000
+    messages).
+    """
     by_session: dict[str, list[list[FeedMessage]]] = {}
     for message in sorted(messages, key=lambda m: m.id):
         runs = by_session.setdefault(message.session_id, [[]])
@@ -168,6 +177,9 @@ def blocks(messages: Sequence[FeedMessage]) -> list[tuple[int, int, str]]:
             run = []
             runs.append(run)
         run.append(message)
+    ordered = sorted(
+        (run for runs in by_session.values() for run in runs), key=lambda run: run[-1].id
+    )
     return [
         (
             run[-1].id,
@@ -176,8 +188,7 @@ def blocks(messages: Sequence[FeedMessage]) -> list[tuple[int, int, str]]:
                 document((m.content, m.tool_name, m.tool_args, m.tool_result)) for m in run
             ),
         )
-        for runs in by_session.values()
-        for run in runs
+        for run in ordered
     ]
 
 
