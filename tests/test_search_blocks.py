@@ -204,3 +204,31 @@ def test_forgetting_some_messages_keeps_the_rest_of_their_block_found(store, var
     finally:
         side.close()
     assert matching("osprey") == [mid for mid in ids if mid != ids[2]]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    sessions=st.lists(st.sampled_from("abcd"), min_size=1, max_size=40),
+    size=st.integers(min_value=1, max_value=5),
+)
+def test_blocks_come_in_rowid_order_each_holding_one_sessions_run(sessions, size):
+    """FTS5 writes a segment whenever a rowid is lower than the last: a batch's blocks
+    go in by rowid, whatever order their sessions interleave in."""
+    from sessions_admin.store.feed import FeedMessage
+
+    messages = [
+        FeedMessage(mid, sid, "user", f"m{mid}", *[None] * 7, None, None, None, None)
+        for mid, sid in enumerate(sessions, start=1)
+    ]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(textindex, "BLOCK_MESSAGES", size)
+        rows = textindex.blocks(messages)
+    highs = [high for high, _, _ in rows]
+    assert highs == sorted(highs)
+    by_id = {m.id: m.session_id for m in messages}
+    covered = []
+    for high, low, body in rows:
+        held = [mid for mid in range(low, high + 1) if by_id[mid] == by_id[high]]
+        assert len(held) <= size and body.count(textindex.MESSAGE_SEPARATOR) == len(held) - 1
+        covered.extend(held)
+    assert sorted(covered) == list(by_id)
