@@ -31,6 +31,7 @@ BENCHES = [
     # After search: it times passes on the side index search built (and edits the store).
     ("sync passes", ["bench/bench_sync.py"]),
     ("search index layouts", ["bench/bench_search_variants.py"]),
+    ("the text index's inserts alone", ["bench/bench_text_insert.py"]),
     ("review (notes, labels, queues)", ["bench/bench_review.py"]),
 ]
 

@@ -120,22 +120,15 @@ def test_each_row_shows_its_labels_notes_and_verdict(labelled, viewer_client):
 def test_a_row_shows_its_newest_verdict_beside_its_labels_and_notes(labelled, viewer_client):
     from datetime import UTC, datetime
 
+    first = "sess_0000"
+
     older, newer = (ReviewQueue.objects.create(name=n, source="/sessions/") for n in "ab")
     # Written newest first: the order of writing must not decide, the review time does.
-    ReviewItem.objects.create(
-        queue=newer,
-        session_id="sess_0000",
-        position=0,
-        verdict="pass",
-        reviewed_at=datetime(2026, 11, 2, tzinfo=UTC),
-    )
-    ReviewItem.objects.create(
-        queue=older,
-        session_id="sess_0000",
-        position=0,
-        verdict="fail",
-        reviewed_at=datetime(2026, 11, 1, tzinfo=UTC),
-    )
+    for queue, verdict, day in ((newer, "pass", 2), (older, "fail", 1)):
+        reviewed_at = datetime(2026, 11, day, tzinfo=UTC)
+        ReviewItem.objects.create(
+            queue=queue, session_id=first, position=0, verdict=verdict, reviewed_at=reviewed_at
+        )
     ReviewItem.objects.create(queue=older, session_id="sess_0001", position=1)  # no verdict yet
     Note.objects.create(session_id="sess_0000", text="n", author_name="a")
     Note.objects.create(session_id="sess_0000", text="m", author_name="b")
