@@ -21,14 +21,14 @@ TEXT = st.text(st.characters(exclude_categories=("Cs",)), max_size=12)
 def test_options_write_what_the_template_loop_wrote(values, pick):
     selected = values[pick] if pick < len(values) else None
     loop = Template(
-        "{% for v in values %}<option value=\"{{ v }}\"{% if v == selected %} selected"
+        '{% for v in values %}<option value="{{ v }}"{% if v == selected %} selected'
         "{% endif %}>{{ v }}</option>{% endfor %}"
     ).render(Context({"values": values, "selected": selected}))
     assert options(values, selected) == loop
 
 
 def test_options_take_value_and_label_pairs_and_escape_both():
-    written = options([("a\"<", "x > y"), ("b", "&")], "a\"<")
+    written = options([('a"<', "x > y"), ("b", "&")], 'a"<')
     assert written == (
         '<option value="a&quot;&lt;" selected>x &gt; y</option><option value="b">&amp;</option>'
     )
