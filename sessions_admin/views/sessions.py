@@ -123,6 +123,7 @@ def session_list(request: HttpRequest) -> HttpResponse:
             force_count=wants_count,
             targets=targets,
         )
+    label_choices = review_labels.label_choices()
     kept = {name: request.GET[name] for name in LIST_PARAMS if request.GET.get(name)}
     # A filter the index would serve, scanned instead: say why when a build is the reason.
     scanned = (session_filter.principal or session_filter.q) and page.strategy != "index"
@@ -138,8 +139,8 @@ def session_list(request: HttpRequest) -> HttpResponse:
             marks=review_labels.row_marks(page.rows),
             failed=failed_calls([row.id for row in page.rows if row.linkable]),
         ),
-        "labels": (choices := review_labels.label_choices()),
-        "label_names": [choice.label.name for choice in choices],
+        "labels": label_choices,
+        "label_names": [choice.label.name for choice in label_choices],
         "label": label,
         "filter": session_filter,
         "params": kept,

@@ -44,7 +44,8 @@ def marks_of(session_ids: Sequence[str]) -> Marks:
 
 
 _LABEL, _NOTE, _VERDICT = 0, 1, 2
-_VERDICTS = "AND {verdict} <> ''"
+#: Only the review items that carry a verdict.
+_WITH_VERDICT = "AND {verdict} <> ''"
 
 
 def _rows(store: str, ids: list[str]) -> list[tuple]:
@@ -55,7 +56,7 @@ def _rows(store: str, ids: list[str]) -> list[tuple]:
     for kind, model, select, tail in (
         # The typed columns first: PostgreSQL settles a union's column types pair by
         # pair, and two untyped NULLs would make a text column.
-        (_VERDICT, ReviewItem, "{session_id}, NULL, {verdict}, {reviewed_at}, {id}", _VERDICTS),
+        (_VERDICT, ReviewItem, "{session_id}, NULL, {verdict}, {reviewed_at}, {id}", _WITH_VERDICT),
         (_LABEL, SessionLabel, "{session_id}, {label}, NULL, NULL, NULL", ""),
         (_NOTE, Note, "{session_id}, NULL, NULL, NULL, NULL", ""),
     ):
