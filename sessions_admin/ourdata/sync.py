@@ -37,7 +37,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
@@ -320,26 +320,22 @@ def _reconcile(
 def _as_of(messages: Sequence[FeedMessage], rows: dict[str, FeedSession]) -> list[FeedMessage]:
     """The messages of sessions that still exist, carrying their rows' current columns.
 
-    A message's session columns were joined when the batch was read; the rows
-    read inside the transaction are newer, and they are what the sync keeps.
-    Orphans (no session row) are dropped: a message counts with its session.
+    A batch is read without its sessions' columns (:func:`feed.messages_after`),
+    and a session's messages read earlier may carry older ones: the rows read
+    inside the transaction are what the sync keeps, so each message takes them
+    (in place: the pass owns its batches). Orphans (no session row) are
+    dropped: a message counts with its session.
     """
     kept: list[FeedMessage] = []
     for m in messages:
         row = rows.get(m.session_id)
         if row is None:
             continue
-        if (m.target_key, m.profile_key, m.principal_id) != (
+        m.target_key, m.profile_key, m.principal_id = (
             row.target_key,
             row.profile_key,
             row.principal_id,
-        ):
-            m = replace(
-                m,
-                target_key=row.target_key,
-                profile_key=row.profile_key,
-                principal_id=row.principal_id,
-            )
+        )
         kept.append(m)
     return kept
 

@@ -212,17 +212,25 @@ def _stream(sql: str, params: Sequence[Any] = ()) -> Iterator[tuple]:
     return tolerant_rows(raw_connection().execute(sql, params))
 
 
-def messages_after(after_id: int, limit: int) -> list[FeedMessage]:
-    """Up to ``limit`` messages with ``id > after_id``, ids increasing, with their session.
+#: The batches' columns without their session's: a first build read the session
+#: row once per message (a join: a third of the read, 3.2 against 2.2 µs a row
+#: on the bench store), which the sync reads again anyway inside its transaction.
+_UNJOINED_COLUMNS = _BATCH_COLUMNS.replace(
+    "s.target_key, s.profile_key, s.principal_id", "NULL, NULL, NULL"
+)
 
-    Orphans (no session row) come too, with None for the session's columns: the
-    sync drops them after reading their sessions' rows inside its transaction.
-    Everywhere else (search's hit checks and scans) a message counts only with
-    its session row, so the index and the scans answer alike.
+
+def messages_after(after_id: int, limit: int) -> list[FeedMessage]:
+    """Up to ``limit`` messages with ``id > after_id``, ids increasing, orphans included.
+
+    The session's columns (target, profile, principal) are None: the sync
+    reads its batch's session rows inside its transaction, fills them in from
+    those and drops the orphans (no session row). Everywhere else (search's
+    hit checks and scans) a message counts only with its session row, so the
+    index and the scans answer alike.
     """
     rows = run_sql(
-        f"SELECT {_BATCH_COLUMNS} FROM session_messages AS m "
-        "LEFT JOIN sessions AS s ON s.id = m.session_id "
+        f"SELECT {_UNJOINED_COLUMNS} FROM session_messages AS m "
         "WHERE m.id > ? ORDER BY m.id LIMIT ?",
         (after_id, limit),
     )
