@@ -144,15 +144,17 @@ def search_rows(
         shown = sum(len(g.hits) + g.more for g in found.groups)
         unchecked = sum(g.unchecked for g in found.groups)
         share = page["median"] / scan["median"]
-        ok = page["median"] < goal and (goal != 20 or share < 0.01)
+        relative = goal == 20  # the rare substring: also a share of the scan's time
+        ok = page["median"] < goal and (not relative or share < 0.01)
         rows.append(
             [
                 f"{label}: {shown} hits on page 1 (+{unchecked} unchecked) / naive "
                 f"{hits}{'+' if hits == 60 else ''}",
                 f"{page['median']:.1f} / {page['p95']:.1f} ms",
-                f"{scan['median']:.0f} ms",
-                f"< {goal} ms" + (", < 1% of scan" if goal == 20 else ""),
-                f"{share:.2%} " + ("ok" if ok else "MISSED"),
+                # A common word's naive scan stops at its first 60 rows: milliseconds.
+                f"{scan['median']:.1f} ms" if scan["median"] < 10 else f"{scan['median']:.0f} ms",
+                f"< {goal} ms" + (", < 1% of scan" if relative else ""),
+                (f"{share:.2%} " if relative else "") + ("ok" if ok else "MISSED"),
             ]
         )
     return rows
