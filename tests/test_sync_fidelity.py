@@ -314,3 +314,49 @@ def test_an_id_created_again_with_the_very_same_row_drops_the_old_messages(store
     assert counts["sess_1"] == 0 and counts["sess_0"] == 5
     assert indexed_messages() == 25
     assert_no_drift()
+
+
+#: A session id that is TEXT but not valid UTF-8 (a writer that cut "€" short).
+ODD_ID = "CAST(X'6f64642de282' AS TEXT)"
+
+
+def found_by_search(word: str) -> set[int]:
+    from sessions_admin.ourdata.index import search as index_search
+    from sessions_admin.ourdata.index.search import SearchQuery
+
+    page = index_search.search(SearchQuery(q=word))
+    return {hit.message.id for group in page.groups for hit in group.hits}
+
+
+@STORE_DB
+def test_a_session_whose_id_is_not_utf8_stays_searchable_pass_after_pass(store, var_dir):
+    """Every pass after a build used to forget it: the walk met an id it could not
+    decode and took the session for deleted, and the index answered differently
+    after a rebuild and after the next pass."""
+    busy_store(store, sessions=2, per=2)
+    store.execute(
+        f"INSERT INTO sessions (id, target_key, profile_key, principal_id, title, turn_count, "
+        f"created_at, last_active) VALUES ({ODD_ID}, 'web', 'default', 'user:odd', 'odd one', "
+        f"1, {BASE_MS}, {BASE_MS})"
+    )
+    store.execute(
+        "INSERT INTO session_messages (session_id, role, content, ts) "
+        f"VALUES ({ODD_ID}, 'user', 'osprey nest', {BASE_MS})"
+    )
+    ((odd_message,),) = store.execute("SELECT max(id) FROM session_messages")
+    sync.sync_once()
+    assert found_by_search("osprey") == {odd_message}
+    for _ in range(2):  # an idle pass, then one after the row is edited
+        report = sync.sync_once()
+        assert report.sessions_forgotten == 0
+        assert found_by_search("osprey") == {odd_message}
+        assert indexed_messages() == store.count("session_messages")
+        assert_no_drift()
+        store.execute(f"UPDATE sessions SET title = 'odd, renamed' WHERE id = {ODD_ID}")
+    store.execute(f"DELETE FROM session_messages WHERE session_id = {ODD_ID}")
+    store.execute(f"DELETE FROM sessions WHERE id = {ODD_ID}")
+    report = sync.sync_once()
+    assert report.sessions_forgotten == 1
+    assert found_by_search("osprey") == set()
+    assert indexed_messages() == store.count("session_messages") == 4
+    assert_no_drift()

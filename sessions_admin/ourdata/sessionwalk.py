@@ -28,8 +28,14 @@ always means the store's rows are what we hold. A block the store has no
 rows in any more is compared too.
 
 Only the differences are held in memory. A session whose id is not
-text the index can hold (a BLOB, or TEXT that is not valid UTF-8) is
-counted, not indexed: the list then reads such filters from the store.
+text the index can hold exactly (a BLOB, or TEXT that is not valid UTF-8) is
+counted: the list then reads its filters from the store. A BLOB id is not
+indexed at all (no message can name it). TEXT that is not valid UTF-8 is held
+under its text with replacement characters, as the batches take it in (its
+messages are searched like any other), and is compared under that text here:
+walking past it as unknown made every pass after a build forget it. Two
+such ids that read alike (they differ only in their invalid bytes) are held
+as one session.
 """
 
 from __future__ import annotations
@@ -41,6 +47,7 @@ from dataclasses import dataclass, field
 from sessions_admin.ourdata import sidedb
 from sessions_admin.sqlhelpers import chunks, placeholders
 from sessions_admin.store import feed
+from sessions_admin.store.values import Undecodable
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS sync_sessions (
@@ -132,8 +139,13 @@ def _ours(side: sqlite3.Connection, blocks: list[int]) -> list[tuple[int, str, b
     return rows
 
 
+def _unindexable(session_id: str | None) -> bool:
+    """An id the list cannot read back from the index exactly (see the module's docstring)."""
+    return session_id is None or isinstance(session_id, Undecodable)
+
+
 def _by_block(rows: list[tuple]) -> dict[int, frozenset]:
-    """Rows grouped by block, those with an id the index cannot hold left out."""
+    """Rows grouped by block, those with a BLOB id (no text to hold it by) left out."""
     found: dict[int, list[tuple]] = {}
     for row in rows:
         if row[1] is not None:
@@ -151,6 +163,8 @@ class _Merge:
 
     def add(self, ours: list[tuple], theirs: list[tuple]) -> None:
         result, lost, found = self.result, self.lost, self.found
+        # Counted for the list, and merged below under their text.
+        result.unindexable += sum(1 for row in theirs if isinstance(row[1], Undecodable))
         a_rows, b_rows = iter(ours), iter(theirs)
         a, b = next(a_rows, _END), next(b_rows, _END)
         while a is not _END or b is not _END:
@@ -166,7 +180,8 @@ class _Merge:
             else:
                 if a[1] == b[1]:
                     if a[2] != b[2]:
-                        result.changed.append(a[1])
+                        # The store's id: an Undecodable binds to its exact bytes.
+                        result.changed.append(b[1])
                 else:
                     lost[a[1]] = a[0]
                     found[b[1]] = b[0]
@@ -174,7 +189,7 @@ class _Merge:
 
     def finish(self) -> None:
         result = self.result
-        for sid in self.lost.keys() & self.found.keys():
+        for sid in [sid for sid in self.found if sid in self.lost]:  # the store's ids
             del self.lost[sid], self.found[sid]
             result.moved.append(sid)
         result.moved.sort()
@@ -198,7 +213,7 @@ def walk(side: sqlite3.Connection) -> Walk:
     for part in feed.read_blocks(kept):
         seen.update(part.blocks)
         theirs = _by_block(part.rows)
-        unindexable = Counter(row[0] >> _BITS for row in part.rows if row[1] is None)
+        unindexable = Counter(row[0] >> _BITS for row in part.rows if _unindexable(row[1]))
         with sidedb.transaction(side):
             ours_rows = _ours(side, part.blocks)
             ours = _by_block(ours_rows)
@@ -229,8 +244,9 @@ def _allow_for_skew(side: sqlite3.Connection, result: Walk) -> None:
     if result.new:
         held = {sid for (sid,) in _held_ids(side, result.new)}
         if held:
+            again = [sid for sid in result.new if sid in held]  # the store's ids
             result.new = [sid for sid in result.new if sid not in held]
-            result.moved = sorted({*result.moved, *held})
+            result.moved = sorted({*result.moved, *again})
     if result.gone:
         present = feed.present_session_ids(result.gone)
         if present:

@@ -60,6 +60,7 @@ from sessions_admin.store.queries import (
     sorted_pairs,
 )
 from sessions_admin.store.toolcalls import call_key, is_tool_call, reports_error, reports_error_sql
+from sessions_admin.store.values import Undecodable
 
 logger = logging.getLogger(__name__)
 
@@ -349,13 +350,19 @@ def _feed_session(row: tuple) -> FeedSession:
 
 
 def decoded_id(raw: bytes | None) -> str | None:
-    """A session id from its stored bytes, or None when the index cannot hold it."""
+    """A session id from its stored TEXT bytes (None: not TEXT, a BLOB or a number).
+
+    TEXT that is not valid UTF-8 comes back as an :class:`Undecodable`: it equals
+    its text with replacement characters, which is how the sync holds such a
+    session once a batch took it in, and it binds back to its exact bytes
+    (:func:`run_sql`), so the pass reads the right row.
+    """
     if raw is None:
         return None
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError:
-        return None
+        return Undecodable(raw)
 
 
 #: Session rows per block of the walk (:func:`read_blocks`): rowids
