@@ -153,6 +153,36 @@ def test_a_session_without_messages_is_found_by_principal_and_title(store, var_d
 
 
 @STORE_DB
+def test_a_first_build_walks_after_its_batches_and_misses_nothing(store, var_dir, staff_client):
+    """A first build takes sessions in with their batches and walks the rows at the end:
+    a session without messages, and rows edited or deleted while the batches ran, are
+    all as the store has them when it ends."""
+    busy_store(store, sessions=6, per=5)
+    store.add_session("sess_quiet", principal="user:quiet", title="nothing said yet")
+    edits = iter(
+        [
+            "UPDATE sessions SET title = 'albatross report' WHERE id = 'sess_0'",
+            "DELETE FROM session_messages WHERE session_id = 'sess_5'",
+            "DELETE FROM sessions WHERE id = 'sess_5'",
+        ]
+    )
+
+    def after_a_batch(progress: sync.Progress) -> None:
+        statement = next(edits, None)
+        if statement is not None:
+            store.execute(statement)
+
+    report = sync.sync_once(batch_size=4, on_progress=after_a_batch)
+    assert report.batches > 3
+    assert next(edits, None) is None  # every edit landed while the batches ran
+    page = staff_client.get("/sessions/", {"principal": "user:quiet"}).content.decode()
+    assert "sess_quiet" in page
+    assert "sess_0" in staff_client.get("/sessions/", {"q": "albatross"}).content.decode()
+    assert indexed_messages() == store.count("session_messages") == 25
+    assert_no_drift()
+
+
+@STORE_DB
 def test_an_id_deleted_and_created_again_keeps_none_of_the_old_messages(store, var_dir):
     busy_store(store)
     sync.sync_once()

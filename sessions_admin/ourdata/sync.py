@@ -14,7 +14,8 @@ Changes to session rows reach the consumers three ways:
   (:mod:`.sessionwalk`): rows the store lost are forgotten, new rows taken
   in (with any older messages of theirs), edited rows updated, and rows
   moved to another target, profile, principal or created_at forgotten and
-  taken in again, so no count stays in the wrong cell;
+  taken in again, so no count stays in the wrong cell (a first build, which
+  holds nothing yet, walks after its batches instead: :func:`_walk_after`);
 * each batch reads its sessions' rows inside its own transaction: messages
   whose session is gone (or never existed: orphans) are not counted, and
   the same reconciliation applies to rows edited since the walk.
@@ -386,6 +387,21 @@ def _first_walk(side: sqlite3.Connection, up_to: int, report: SyncReport) -> Non
             _reconcile(side, rows, up_to, report)
 
 
+def _walk_after(side: sqlite3.Connection) -> bool:
+    """Should this pass walk the session rows after its messages, not before?
+
+    When we hold no session (a first build, a rebuild), every batch takes in
+    its sessions' rows as it reads them (:func:`_take_batch`), as any pass
+    does for a session new to it. Walking 500,000 rows first cost a first
+    build 30 s with the other core idle; inside the batches that work runs
+    beside the reading and trigram threads. The walk afterwards finds what is
+    left: sessions without a message, rows edited or deleted meanwhile. An
+    interrupted build holds some sessions, so the next pass walks first, as
+    usual.
+    """
+    return side.execute("SELECT 1 FROM sync_sessions LIMIT 1").fetchone() is None
+
+
 def _apply_session_changes(side: sqlite3.Connection, up_to: int, report: SyncReport) -> None:
     """Forget the sessions the store lost; take in new, edited and moved rows."""
     if side.execute("SELECT 1 FROM sync_sessions LIMIT 1").fetchone() is None:
@@ -532,7 +548,11 @@ def _pass_work(
     _set_state(side, run_started_at_ms=clock.now_ms(), **_progress_state(0, backlog, 0.0))
     if state.started_at_ms is None:
         _set_state(side, started_at_ms=clock.now_ms())
-    _apply_session_changes(side, state.last_id, report)
+    # A first build (no session held yet) takes its sessions in with their messages,
+    # batch by batch, and walks the session rows once they are in: see _walk_after.
+    walk_after = _walk_after(side)
+    if not walk_after:
+        _apply_session_changes(side, state.last_id, report)
     last_id = state.last_id
     newest = feed.last_message_id()
     total = max(newest - last_id, 0)
@@ -551,6 +571,9 @@ def _pass_work(
         if building:
             side.execute("PRAGMA synchronous = NORMAL")
             _hooks("build_mode_off", side)
+    if walk_after and not report.interrupted:
+        # The sessions without a message, and any row edited or deleted meanwhile.
+        _apply_session_changes(side, last_id, report)
     if report.messages >= LONG_PASS and not report.interrupted:
         _finish_build(side)
     if not report.interrupted:
