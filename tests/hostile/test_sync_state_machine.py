@@ -36,6 +36,12 @@ PRINCIPALS = st.sampled_from(["user:alice", "user:bob", "USER:ALICE", None])
 WORDS = ["kestrel", "Kestrel", "résumé", "RÉSUMÉ", "straße", "STRASSE", "fail", "東京都"]
 TEXT = st.lists(st.sampled_from(WORDS + ["the", "a", "x"]), min_size=1, max_size=5).map(" ".join)
 QUERIES = ["kestrel", "résumé", "strasse", "東京都", "fail", "ke", "é"]
+#: A session id that is TEXT but not valid UTF-8, bound as such (see _conn), and the
+#: bytes of a cut "€" that make a value so.
+ODD_ID = b"odd-\xe2\x82"
+CUT = "X'e282'"
+#: Every rule binds a session id as CAST(? AS TEXT): the odd one's bytes stay TEXT.
+ANY_ID = IDS | st.just(ODD_ID)
 RESULTS = st.sampled_from(['{"ok": true}', '{"ok": false}', '{"error": "boom"}', None, "x"])
 
 
@@ -77,37 +83,64 @@ class StoreAndIndex(RuleBasedStateMachine):
         with self._conn() as conn:
             conn.execute(
                 "INSERT OR IGNORE INTO sessions (id, target_key, profile_key, principal_id, "
-                "title, turn_count, created_at, last_active) VALUES (?, 't.x', 'default', ?, ?, "
+                "title, turn_count, created_at, last_active) VALUES (CAST(? AS TEXT), 't.x', "
+                "'default', ?, ?, "
                 "0, ?, ?)",
                 (sid, principal, title, now, now),
             )
 
-    @rule(sid=IDS, text=TEXT, tool=st.sampled_from([None, "fs.read", "sql.query"]), result=RESULTS)
+    @rule(
+        sid=ANY_ID, text=TEXT, tool=st.sampled_from([None, "fs.read", "sql.query"]), result=RESULTS
+    )
     def append(self, sid, text, tool, result):
         with self._conn() as conn:
-            if conn.execute("SELECT 1 FROM sessions WHERE id = ?", (sid,)).fetchone():
+            if conn.execute("SELECT 1 FROM sessions WHERE id = CAST(? AS TEXT)", (sid,)).fetchone():
                 conn.execute(
                     "INSERT INTO session_messages (session_id, role, content, tool_name, "
-                    "tool_result, ts) VALUES (?, ?, ?, ?, ?, ?)",
+                    "tool_result, ts) VALUES (CAST(? AS TEXT), ?, ?, ?, ?, ?)",
                     (sid, "tool" if tool else "user", text, tool, result, self._tick()),
                 )
 
-    @rule(sid=IDS)
+    @rule(sid=ANY_ID, text=TEXT)
+    def append_undecodable(self, sid, text):
+        """A writer that cut a multi-byte character: TEXT that is not valid UTF-8."""
+        with self._conn() as conn:
+            conn.execute(
+                "INSERT INTO session_messages (session_id, role, content, ts) "
+                f"SELECT id, 'user', CAST(CAST(? AS BLOB) || {CUT} AS TEXT), ? FROM sessions "
+                "WHERE id = CAST(? AS TEXT)",
+                (text, self._tick(), sid),
+            )
+
+    @rule(sid=ANY_ID, column=st.sampled_from(["title", "principal_id"]), text=TEXT)
+    def edit_undecodable(self, sid, column, text):
+        with self._conn() as conn:
+            conn.execute(
+                f"UPDATE sessions SET {column} = CAST(CAST(? AS BLOB) || {CUT} AS TEXT) "
+                "WHERE id = CAST(? AS TEXT)",
+                (text, sid),
+            )
+
+    @rule(principal=PRINCIPALS, title=TEXT)
+    def create_session_with_an_undecodable_id(self, principal, title):
+        self.create_session(ODD_ID, principal, title)
+
+    @rule(sid=ANY_ID)
     def runtime_delete(self, sid):
         with self._conn() as conn:
             conn.execute("BEGIN IMMEDIATE")
             for table in ("session_messages", "session_state"):
-                conn.execute(f"DELETE FROM {table} WHERE session_id = ?", (sid,))
-            conn.execute("DELETE FROM sessions WHERE id = ?", (sid,))
+                conn.execute(f"DELETE FROM {table} WHERE session_id = CAST(? AS TEXT)", (sid,))
+            conn.execute("DELETE FROM sessions WHERE id = CAST(? AS TEXT)", (sid,))
             conn.execute("COMMIT")
 
-    @rule(sid=IDS, principal=PRINCIPALS)
+    @rule(sid=ANY_ID, principal=PRINCIPALS)
     def recreate(self, sid, principal):
         self.runtime_delete(sid)
         self.create_session(sid, principal, "again")
 
     @rule(
-        sid=IDS,
+        sid=ANY_ID,
         column=st.sampled_from(["title", "principal_id", "target_key", "profile_key"]),
         value=TEXT | PRINCIPALS,
     )
@@ -115,7 +148,9 @@ class StoreAndIndex(RuleBasedStateMachine):
         if value is None and column in ("target_key", "profile_key"):
             value = "other"
         with self._conn() as conn:
-            conn.execute(f"UPDATE sessions SET {column} = ? WHERE id = ?", (value, sid))
+            conn.execute(
+                f"UPDATE sessions SET {column} = ? WHERE id = CAST(? AS TEXT)", (value, sid)
+            )
 
     @rule(sid=IDS)
     def dashboard_delete(self, sid):
@@ -169,6 +204,8 @@ class StoreAndIndex(RuleBasedStateMachine):
 
     def _store_rows(self, sql: str, params: tuple = ()) -> list[tuple]:
         conn = sqlite3.connect(self.store.path)
+        # As the dashboard reads TEXT that is not UTF-8: the bad bytes replaced.
+        conn.text_factory = lambda raw: raw.decode("utf-8", "replace")
         try:
             return conn.execute(sql, params).fetchall()
         finally:
