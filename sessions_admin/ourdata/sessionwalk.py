@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 from sessions_admin.ourdata import sidedb
 from sessions_admin.sqlhelpers import chunks, placeholders
 from sessions_admin.store import feed
-from sessions_admin.store.values import Undecodable
+from sessions_admin.store.feed import Undecodable
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS sync_sessions (

@@ -64,8 +64,9 @@ from sessions_admin.store.values import Undecodable
 
 logger = logging.getLogger(__name__)
 
-#: merge_pairs is here for the side index, which reads the store only through this module.
-__all__ = ["merge_pairs"]
+#: merge_pairs and Undecodable (how an id that is not UTF-8 reads) are here for the side
+#: index, which reads the store only through this module.
+__all__ = ["Undecodable", "merge_pairs"]
 
 
 # Not frozen: a frozen dataclass sets each of its 16 fields through
