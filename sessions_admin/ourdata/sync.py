@@ -374,7 +374,8 @@ def _take_batch(
 
 
 def _first_walk(side: sqlite3.Connection, up_to: int, report: SyncReport) -> None:
-    """Every session row in one sequential scan, when we hold none (a first build)."""
+    """Every session row in one sequential scan, when we hold none: a first build whose
+    batches took no session in (a store of sessions without messages yet)."""
     rows: dict[str, FeedSession] = {}
     for session in feed.all_sessions():
         rows[session.id] = session
