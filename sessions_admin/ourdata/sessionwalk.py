@@ -163,14 +163,11 @@ class _Merge:
 
     def add(self, ours: list[tuple], theirs: list[tuple]) -> None:
         result, lost, found = self.result, self.lost, self.found
-        # Counted for the list, and merged below under their text.
-        result.unindexable += sum(1 for row in theirs if isinstance(row[1], Undecodable))
         a_rows, b_rows = iter(ours), iter(theirs)
         a, b = next(a_rows, _END), next(b_rows, _END)
         while a is not _END or b is not _END:
             if b is not _END and b[1] is None:
-                result.unindexable += 1
-                b = next(b_rows, _END)
+                b = next(b_rows, _END)  # a BLOB id: never held (counted by walk)
             elif a[0] < b[0]:
                 lost[a[1]] = a[0]
                 a = next(a_rows, _END)
@@ -214,6 +211,7 @@ def walk(side: sqlite3.Connection) -> Walk:
         seen.update(part.blocks)
         theirs = _by_block(part.rows)
         unindexable = Counter(row[0] >> _BITS for row in part.rows if _unindexable(row[1]))
+        result.unindexable += sum(unindexable.values())
         with sidedb.transaction(side):
             ours_rows = _ours(side, part.blocks)
             ours = _by_block(ours_rows)

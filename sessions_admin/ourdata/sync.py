@@ -388,6 +388,10 @@ def _first_walk(side: sqlite3.Connection, up_to: int, report: SyncReport) -> Non
             _reconcile(side, rows, up_to, report)
 
 
+def _holds_no_session(side: sqlite3.Connection) -> bool:
+    return side.execute("SELECT 1 FROM sync_sessions LIMIT 1").fetchone() is None
+
+
 def _walk_after(side: sqlite3.Connection) -> bool:
     """Should this pass walk the session rows after its messages, not before?
 
@@ -400,12 +404,12 @@ def _walk_after(side: sqlite3.Connection) -> bool:
     interrupted build holds some sessions, so the next pass walks first, as
     usual.
     """
-    return side.execute("SELECT 1 FROM sync_sessions LIMIT 1").fetchone() is None
+    return _holds_no_session(side)
 
 
 def _apply_session_changes(side: sqlite3.Connection, up_to: int, report: SyncReport) -> None:
     """Forget the sessions the store lost; take in new, edited and moved rows."""
-    if side.execute("SELECT 1 FROM sync_sessions LIMIT 1").fetchone() is None:
+    if _holds_no_session(side):
         _first_walk(side, up_to, report)
     found = sessionwalk.walk(side)
     for chunk in chunks(found.gone, SESSION_CHUNK):

@@ -162,19 +162,25 @@ def as_int(value: Any) -> int | None:
     return number if INT_MIN <= number <= INT_MAX else None
 
 
-_MESSAGE_COLUMNS = (
+#: A message's own columns, then its session's (joined by the reader).
+_OWN_COLUMNS = (
     "m.id, m.session_id, m.role, m.content, m.tool_name, m.tool_call_id, m.tool_target, "
-    "m.tool_op, m.tool_args, m.tool_result, m.tool_duration_ms, m.ts, "
-    "s.target_key, s.profile_key, s.principal_id"
+    "m.tool_op, m.tool_args, m.tool_result, m.tool_duration_ms, m.ts"
 )
+_MESSAGE_COLUMNS = f"{_OWN_COLUMNS}, s.target_key, s.profile_key, s.principal_id"
 
-
-#: The batches' columns: the failure rule evaluated by SQLite in the reading
-#: thread, not once per result in the thread that writes the side database.
-_BATCH_COLUMNS = (
-    f"{_MESSAGE_COLUMNS}, CASE WHEN m.tool_name IS NULL OR instr(m.tool_result, '{{') = 0 "
+#: The failure rule, evaluated by SQLite in the reading thread, not once per
+#: result in the thread that writes the side database.
+_FAILED = (
+    "CASE WHEN m.tool_name IS NULL OR instr(m.tool_result, '{') = 0 "
     f"THEN 0 ELSE {reports_error_sql('m.tool_result')} END"
 )
+#: The batches' columns: the message's, its session's, whether it failed.
+_BATCH_COLUMNS = f"{_MESSAGE_COLUMNS}, {_FAILED}"
+#: The same without the session's (NULL): a first build read the session row once
+#: per message (a join: a third of the read, 3.2 against 2.2 µs a row on the bench
+#: store), which the sync reads again anyway inside its transaction.
+_UNJOINED_COLUMNS = f"{_OWN_COLUMNS}, NULL, NULL, NULL, {_FAILED}"
 
 
 def _batch_message(row: tuple) -> FeedMessage:
@@ -212,14 +218,6 @@ def _stream(sql: str, params: Sequence[Any] = ()) -> Iterator[tuple]:
     row or id, which would otherwise be fetched whole into memory (500,000 rows).
     Undecodable TEXT is read as ``Undecodable``, as ``run_sql`` reads it."""
     return tolerant_rows(raw_connection().execute(sql, params))
-
-
-#: The batches' columns without their session's: a first build read the session
-#: row once per message (a join: a third of the read, 3.2 against 2.2 µs a row
-#: on the bench store), which the sync reads again anyway inside its transaction.
-_UNJOINED_COLUMNS = _BATCH_COLUMNS.replace(
-    "s.target_key, s.profile_key, s.principal_id", "NULL, NULL, NULL"
-)
 
 
 def messages_after(after_id: int, limit: int) -> list[FeedMessage]:
