@@ -20,6 +20,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import resolve_url
 from django_htmx.http import HttpResponseClientRedirect
 
+from sessions_admin.ourdata.storename import identity_problem
 from sessions_admin.store.connection import StoreError, store_status
 
 VIEW_SESSIONS = "sessions_admin.view_session"
@@ -67,6 +68,8 @@ def staff_view(
                 status = store_status()
                 if not status.ok:
                     raise StoreError(status.headline, hint="; ".join(status.errors[1:]))
+                if problem := identity_problem():
+                    raise StoreError(problem)
             return view(request, *args, **kwargs)
 
         # Read by tests/test_routes.py, which proves every routed view has a guard

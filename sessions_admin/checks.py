@@ -11,6 +11,7 @@ from typing import Any
 
 from django.core import checks
 
+from sessions_admin.ourdata.storename import identity_problem
 from sessions_admin.store.connection import store_status
 
 
@@ -24,5 +25,7 @@ def check_store_schema(app_configs: Any = None, **kwargs: Any) -> list[checks.Ch
         )
         for index, problem in enumerate(status.errors)
     ]
+    if status.ok and (problem := identity_problem()):
+        messages.append(checks.Error(problem, id="sessions_admin.E010"))
     messages += [checks.Warning(warning, id="sessions_admin.W001") for warning in status.warnings]
     return messages

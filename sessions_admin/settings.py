@@ -7,7 +7,6 @@ tables live in ``default``, a separate SQLite file under ``var/``.
 
 from __future__ import annotations
 
-import socket
 from datetime import timedelta
 from pathlib import Path
 
@@ -60,10 +59,14 @@ FRAMES_DIR = env_path("SESSIONS_ADMIN_FRAMES_DIR") or AGENTS_HOST_HOME / "sessio
 READ_ONLY = env_bool("SESSIONS_ADMIN_READ_ONLY", False)
 # The runtime writes while we read: wait this long for its locks before giving up.
 # The name this dashboard's store goes by in Django's own database: every row of
-# ours that names a session (notes, labels, review items, the deletion audit)
-# names its store too, so dashboards on several hosts can share one PostgreSQL
-# without mixing up session ids. Default: this host's name.
-STORE_NAME = env_str("SESSIONS_ADMIN_STORE_NAME", socket.gethostname())[:100] or "default"
+# ours that names a session (notes, labels, review items, the audit, jobs) names
+# its store too, so dashboards over several stores can share one PostgreSQL.
+# Unset: host and store file ("host:/path/store.db"), as the data folder recorded
+# it (sessions_admin.ourdata.storename). Set it when a store's file may move.
+STORE_NAME = env_str("SESSIONS_ADMIN_STORE_NAME", "")[:100] or None
+# The data folder belongs to one store; pointed at another, pages and deletes
+# refuse until `manage.py adopt_store` (tests of other subjects turn it off).
+STORE_IDENTITY_CHECK = True
 STORE_BUSY_TIMEOUT_MS = env_int("SESSIONS_ADMIN_BUSY_TIMEOUT_MS", 5000, minimum=0)
 # Every list/search query the dashboard runs is interrupted after this long.
 STORE_QUERY_TIME_LIMIT_MS = env_int("SESSIONS_ADMIN_QUERY_TIME_LIMIT_MS", 3000, minimum=50)

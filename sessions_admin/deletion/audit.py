@@ -21,6 +21,7 @@ from django.utils import timezone
 from sessions_admin.deletion.results import Actor
 from sessions_admin.ourdata.audit import DeletionAudit
 from sessions_admin.ourdata.review.forget import Forgotten
+from sessions_admin.ourdata.storename import identity_problem
 from sessions_admin.store.cascade import Counts, FramesReport
 from sessions_admin.store.connection import StoreError, StoreReadOnly, is_read_only
 
@@ -84,9 +85,14 @@ def save_audit(
 
 
 def check_writable(operation: str, actor: Actor, target: dict[str, Any]) -> None:
-    """Refuse (and audit the refusal) when the store is opened read-only."""
-    if is_read_only():
+    """Refuse (and audit the refusal) when the store is opened read-only, or is not
+    the store this data folder was made for."""
+    error: StoreError | None = None
+    if problem := identity_problem():
+        error = StoreError(problem)
+    elif is_read_only():
         error = StoreReadOnly()
+    if error is not None:
         save_audit(
             start_audit(operation, actor, target), Counts(), None, Outcome.REFUSED, error.message
         )

@@ -17,6 +17,7 @@ from sessions_admin.deletion.audit import Outcome, audited, count_forgotten
 from sessions_admin.deletion.results import Actor, DeletionResult, SessionNotFound
 from sessions_admin.ourdata.audit import DeletionAudit
 from sessions_admin.ourdata.review import forget as review_forget
+from sessions_admin.ourdata.storename import identity_problem
 from sessions_admin.ourdata.sync import forget_sessions
 from sessions_admin.store.cascade import (
     Counts,
@@ -25,6 +26,7 @@ from sessions_admin.store.cascade import (
     frames_kept_bytes,
     remove_frames,
 )
+from sessions_admin.store.connection import StoreError
 from sessions_admin.store.queries import SessionFilter
 
 
@@ -50,6 +52,9 @@ def cascade_delete(
     all its batches instead of one each, since each FTS5 delete transaction
     rewrites several MB of the index; measured 1.2 s against 8 s for 1,000
     sessions)."""
+    if problem := identity_problem():
+        # Our records of another store must never learn of this one's deletes.
+        raise StoreError(problem)
     started = time.perf_counter()
     counts, ids = delete_rows(
         session_ids, still_matching=still_matching, children_only=children_only

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import logging
 import marshal
+import os
 import sqlite3
 import subprocess
 import sys
@@ -744,3 +745,8 @@ def calls(up_to_id: int) -> dict[tuple[str, str], tuple[str, int | None, bool]]:
         else:
             found[key] = (tool, as_int(ts), failed)
     return found
+
+
+def store_file() -> str:
+    """The store's file, resolved (symlinks followed): what our data folder is made for."""
+    return os.path.realpath(store_path())
