@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from sessions_admin.ourdata.audit import DeletionAudit
 from sessions_admin.ourdata.erasures import Erasure
+from sessions_admin.ourdata.jobs import Job, JobSession
 from sessions_admin.ourdata.review.models import (
     Label,
     LabelCopiesMark,
@@ -25,6 +26,8 @@ from sessions_admin.store.models import Message, Session, SessionState
 __all__ = [
     "DeletionAudit",
     "Erasure",
+    "Job",
+    "JobSession",
     "Label",
     "LabelCopiesMark",
     "Message",

@@ -19,6 +19,7 @@ from typing import Any
 from django.conf import settings
 from django.db import models
 
+from sessions_admin.ourdata.jobs import Job
 from sessions_admin.ourdata.storename import STORE_NAME_CHARS, current_store
 
 #: The kinds a receipt counts and verifies, in the order pages show them.
@@ -49,6 +50,7 @@ def ids_digest(session_ids: Iterable[str | bytes]) -> str:
 
 class Erasure(models.Model):
     class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
         RUNNING = "running", "Running"
         OK = "ok", "Done"
         PARTIAL = "partial", "Partly done"
@@ -81,6 +83,12 @@ class Erasure(models.Model):
     #: Ids whose frames directory could not be removed: the next run tries them again.
     pending_frames = models.JSONField(default=list, blank=True)
     audit_id = models.PositiveBigIntegerField(null=True, blank=True)
+    #: The job that carries the erasure out; its progress is the receipt's until it ends.
+    job = models.OneToOneField(
+        Job, null=True, blank=True, on_delete=models.SET_NULL, related_name="receipt"
+    )
+    #: Another receipt this run found nothing new beyond ("nothing left to erase").
+    see_receipt = models.PositiveBigIntegerField(null=True, blank=True)
 
     class Meta:
         ordering = ["-started_at", "-id"]

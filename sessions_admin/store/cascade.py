@@ -78,6 +78,9 @@ class FramesReport:
     refused: list[tuple[str, str]] = field(default_factory=list)  # (session id, reason)
     #: What the removed directories held besides regular files, by kind.
     others_removed: dict[str, int] = field(default_factory=dict)
+    #: Symlinks and files standing where a session's directory would (an erasure's):
+    #: (session id, what it was), unlinked, their targets never touched.
+    unlinked: list[tuple[str, str]] = field(default_factory=list)
 
     def merge(self, other: FramesReport) -> None:
         """Add another report's removals and refusals (one per worker) to this one."""
@@ -86,6 +89,7 @@ class FramesReport:
         self.files_removed += other.files_removed
         self.missing += other.missing
         self.refused.extend(other.refused)
+        self.unlinked.extend(other.unlinked)
         for kind, count in other.others_removed.items():
             self.others_removed[kind] = self.others_removed.get(kind, 0) + count
 
@@ -184,11 +188,23 @@ def delete_rows(
     return counts, ids
 
 
-def remove_frames(session_ids: Iterable[str], report: FramesReport) -> None:
-    """Remove each session's frame directory; refusals are recorded, not raised."""
+def remove_frames(
+    session_ids: Iterable[str], report: FramesReport, *, unlink_entries: bool = False
+) -> None:
+    """Remove each session's frame directory; refusals are recorded, not raised.
+
+    ``unlink_entries`` (an erasure): a symlink or file standing at a session's
+    path is unlinked too, never followed; otherwise it is refused and left.
+    """
     root = frames_root()
     for session_id in session_ids:
         try:
+            if unlink_entries and (entry := frames.unlink_session_entry(root, session_id)):
+                what = f"a {entry.kind}"
+                if entry.target:
+                    what += f" to {entry.target!r} (unlinked; the target was not touched)"
+                report.unlinked.append((session_id, what))
+                continue
             removed = frames.remove_session_dir(root, session_id)
         except frames.FramesRefused as exc:
             report.refused.append((session_id, str(exc)))

@@ -48,9 +48,11 @@ from sessions_admin.store.frames.disk import (
     OrphanReport,
     RemovedDir,
     SkippedEntry,
+    UnlinkedEntry,
     dir_usage,
     remove_session_dir,
     scan_frame_dirs,
+    unlink_session_entry,
 )
 from sessions_admin.store.frames.lines import (
     PRETTY_MAX_CHARS,
@@ -98,6 +100,7 @@ __all__ = [
     "RemovedDir",
     "RequestFile",
     "SkippedEntry",
+    "UnlinkedEntry",
     "TailResult",
     "dir_usage",
     "has_session_dir",
@@ -106,6 +109,7 @@ __all__ = [
     "remove_session_dir",
     "request_file",
     "scan_frame_dirs",
+    "unlink_session_entry",
     "session_dir",
     "tail",
     # Sizes the tests and benchmarks read to build their cases; not needed by callers.

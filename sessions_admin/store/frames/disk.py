@@ -245,3 +245,32 @@ def remove_session_dir(root: Path, session_id: str) -> RemovedDir:
     else:
         _remove_tree_walk(path)
     return RemovedDir(usage[0], usage[1], others=others)
+
+
+@dataclass(frozen=True)
+class UnlinkedEntry:
+    """What stood at a session's frame path that was not a directory, now unlinked."""
+
+    kind: str
+    #: A symlink's target as it read (never followed, never touched); "" otherwise.
+    target: str
+
+
+def unlink_session_entry(root: Path, session_id: str) -> UnlinkedEntry | None:
+    """Unlink a symlink or file standing at the session's frame path (an erasure's).
+
+    ``os.unlink`` removes the name only: a symlink's target, inside the frames
+    root or not, is never followed or touched. None when a directory or nothing
+    stands there.
+    """
+    if problem := id_problem(session_id, "session id"):
+        raise FramesRefused(problem)
+    real_root = os.path.realpath(os.fspath(root))
+    path = os.path.join(real_root, session_id)
+    st = lstat_or_none(path)
+    if st is None or stat.S_ISDIR(st.st_mode):
+        return None
+    kind = "file" if stat.S_ISREG(st.st_mode) else _entry_kind(st.st_mode)
+    target = os.readlink(path) if stat.S_ISLNK(st.st_mode) else ""
+    os.unlink(path)
+    return UnlinkedEntry(kind, target)
