@@ -48,6 +48,16 @@ REDACTED = "[redacted]"
 # JSON escapes the C0 controls, but not these three: Python's splitlines() and
 # JavaScript's line terminators (U+2028/9) would cut a line where they stand.
 _LINE_SEPARATORS = str.maketrans({"\x85": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"})
+# The text format spells what JSON escapes the same way, and the C1 controls
+# and DEL a terminal would act on: a request path cannot start a forged line.
+_TEXT_ESCAPES = str.maketrans(
+    {
+        **{chr(c): f"\\u{c:04x}" for c in [*range(0x20), *range(0x7F, 0xA0), 0x2028, 0x2029]},
+        **{"\\": "\\\\", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"},
+    }
+)
+# Continuation lines of a text traceback: indented, so column 0 is always a record.
+_TRACEBACK_INDENT = "    "
 
 
 def _clip(text: str) -> str:
@@ -57,6 +67,11 @@ def _clip(text: str) -> str:
 def one_line_json(value: Any) -> str:
     """``value`` as JSON that no line splitter can cut (no raw line separator)."""
     return json.dumps(value, default=str, ensure_ascii=False).translate(_LINE_SEPARATORS)
+
+
+def one_line_text(text: str) -> str:
+    """``text`` with line separators, controls and backslashes escaped as JSON spells them."""
+    return text.translate(_TEXT_ESCAPES)
 
 
 def redacted_query(query: str) -> str:
@@ -116,10 +131,13 @@ class TextFormatter(logging.Formatter):
         extras = " ".join(
             f"{key}={one_line_json(value)}" for key, value in _extra_fields(record).items()
         )
-        line = f"{stamp} {record.levelname:<7} {record.name}: {record.getMessage()}"
+        message = one_line_text(record.getMessage())
+        line = f"{stamp} {record.levelname:<7} {record.name}: {message}"
         line = f"{line}  {extras}" if extras else line
         if record.exc_info:
-            line += "\n" + self.formatException(record.exc_info)
+            # A traceback keeps its own lines, each escaped and indented.
+            lines = self.formatException(record.exc_info).split("\n")
+            line += "".join(f"\n{_TRACEBACK_INDENT}{one_line_text(part)}" for part in lines)
         return line
 
 

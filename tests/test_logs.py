@@ -219,3 +219,35 @@ def test_secret_like_parameters_are_redacted_in_time_limit_warnings_and_django_l
     django_line = record("Bad Request", request=RequestFactory().get("/x/?a=1&password=hunter2"))
     entry = json.loads(JsonFormatter().format(django_line))
     assert entry["request"] == "<WSGIRequest: GET '/x/?a=1&password=[redacted]'>"
+
+
+@STORE_DB
+def test_a_request_path_holding_line_separators_stays_one_text_line(store, staff_client, caplog):
+    caplog.set_level(logging.INFO, logger="sessions_admin.request")
+    forged = "12:00:00.000 INFO    sessions_admin.request: GET /forged 200"
+    for separator in ("\u2028", "\r", "\n", "\x85", "\x1b"):
+        caplog.clear()
+        staff_client.get(f"/sessions/x{separator}{forged}")
+        (entry,) = request_lines(caplog)
+        line = TextFormatter().format(entry)
+        assert line.splitlines() == [line]
+        assert separator not in line
+
+
+def test_the_text_formatters_message_escapes_controls_as_json_does():
+    line = TextFormatter().format(record("GET %s 404", "/a\u2028b\rc\nd\te\x1bf\\g"))
+    assert line.endswith("GET /a\\u2028b\\rc\\nd\\te\\u001bf\\\\g 404")
+
+
+def test_a_text_traceback_indents_every_line_after_the_first_so_none_reads_as_a_record():
+    try:
+        raise ValueError("boom\n12:00:00.000 INFO    forged: line\u2028again")
+    except ValueError:
+        import sys
+
+        entry = record()
+        entry.exc_info = sys.exc_info()
+    first, *rest = TextFormatter().format(entry).splitlines()
+    assert "WARNING sessions_admin.test" in first
+    assert rest and all(line.startswith("    ") for line in rest)
+    assert any("ValueError: boom" in line for line in rest)
