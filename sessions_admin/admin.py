@@ -24,7 +24,7 @@ from django.contrib.admin.views.main import ORDER_VAR, ChangeList
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.db.models import QuerySet
-from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed, HttpResponseRedirect
 from django.shortcuts import get_object_or_404, render
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
@@ -45,6 +45,7 @@ from sessions_admin.store.spec import KNOWN_ROLES, PROFILES
 from sessions_admin.store.timeutil import from_epoch_ms
 from sessions_admin.store.values import OddValue, as_id, as_text, as_time
 from sessions_admin.templatetags.sessions_admin import short_id
+from sessions_admin.views.progress import job_sentence
 
 #: "Delete selected" across every page takes at most this many sessions; more
 #: is a job for the Clear-all page or ``manage.py clear_sessions``.
@@ -410,7 +411,7 @@ class SessionAdmin(ReadOnlyStoreAdmin):
             error = self._clear_all_refusal(request, counts.sessions)
             if not error:
                 try:
-                    audit = deletion.start_clear_all(
+                    job = deletion.request_clear_all(
                         actor=deletion.Actor.of(request.user),
                         expected_sessions=counts.sessions,
                         wipe_frames=request.POST.get("wipe_frames") == "1",
@@ -419,7 +420,7 @@ class SessionAdmin(ReadOnlyStoreAdmin):
                     error = exc.message
                 else:
                     return HttpResponseRedirect(
-                        reverse("admin:sessions_admin_session_clear_all_step", args=[audit.pk])
+                        reverse("admin:sessions_admin_session_clear_all_step", args=[job.audit_id])
                     )
         context.update(
             counts=counts,
@@ -456,29 +457,29 @@ class SessionAdmin(ReadOnlyStoreAdmin):
         )
 
     def clear_all_step(self, request: HttpRequest, audit_id: int) -> HttpResponse:
-        """GET shows progress; each POST deletes for about a second and answers with
-        the progress (for htmx, a fragment that triggers the next step)."""
+        """The clear-all's progress while the worker carries its job out; then its
+        outcome. htmx asks for the progress region every second."""
         self._check_clear_all(request)
+        if request.method not in ("GET", "HEAD"):
+            return HttpResponseNotAllowed(["GET", "HEAD"])
         audit = get_object_or_404(
-            DeletionAudit,
+            DeletionAudit.objects.select_related("job"),
             pk=audit_id,
             operation=DeletionAudit.Operation.CLEAR_ALL,
-            store_name=current_store(),  # another host's clear-all is not ours to go on with
+            store_name=current_store(),  # another store's clear-all is not ours to show
         )
-        if request.method == "POST" and audit.outcome == DeletionAudit.Outcome.RUNNING:
-            try:
-                deletion.continue_clear_all(audit, seconds=STEP_SECONDS)
-            except StoreError as exc:
-                messages.error(request, exc.message)
-            audit.refresh_from_db()
-        expected = int(audit.target.get("expected_sessions") or 0)
+        job = getattr(audit, "job", None)
+        running = audit.outcome == DeletionAudit.Outcome.RUNNING and job is not None
         context = {
             **self.admin_site.each_context(request),
             "opts": self.model._meta,
             "title": "Clearing all sessions",
             "audit": audit,
-            "expected": max(expected, audit.sessions_deleted),
-            "running": audit.outcome == DeletionAudit.Outcome.RUNNING,
+            "job": job,
+            "expected": job.total if job is not None else audit.sessions_deleted,
+            "deleted": job.sessions if job is not None else audit.sessions_deleted,
+            "progress": job_sentence(job) if running else "",
+            "running": running,
             "audit_url": reverse("admin:sessions_admin_deletionaudit_change", args=[audit.pk]),
             "step_url": reverse("admin:sessions_admin_session_clear_all_step", args=[audit.pk]),
         }
@@ -486,10 +487,6 @@ class SessionAdmin(ReadOnlyStoreAdmin):
         if getattr(request, "htmx", False):
             template += "#progress"
         return render(request, template, context)
-
-
-#: How long one clear-all step (one request) keeps deleting.
-STEP_SECONDS = 1.0
 
 
 def clear_all_phrase(sessions: int, *, separators: bool = True) -> str:

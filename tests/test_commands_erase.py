@@ -10,6 +10,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from sessions_admin.ourdata.erasures import Erasure
+from sessions_admin.store import cascade as store_cascade
 from tests import erasuredata as E
 from tests.conftest import STORE_DB, point_store_at
 
@@ -70,13 +71,16 @@ def test_the_receipt_never_goes_into_the_stores_folder(store):
     assert E.exact_counts(store, E.ALICE)[0] == 3
 
 
-def test_a_partial_erasure_exits_3_and_prints_what_is_left(store):
+def test_a_partial_erasure_exits_3_and_prints_what_is_left(store, monkeypatch):
     world = E.build(store)
-    victim = store.frames_root / world.alice[0]
-    for child in victim.iterdir():
-        child.unlink()
-    victim.rmdir()
-    victim.symlink_to(store.frames_root / world.bob[0])
+    real = store_cascade.frames.remove_session_dir
+
+    def refuse_one(root, session_id):
+        if session_id == world.alice[0]:
+            raise PermissionError(13, "Permission denied")
+        return real(root, session_id)
+
+    monkeypatch.setattr(store_cascade.frames, "remove_session_dir", refuse_one)
     out = StringIO()
     with pytest.raises(CommandError) as stopped:
         call_command("erase_principal", E.ALICE, "--yes", stdout=out, stderr=StringIO())

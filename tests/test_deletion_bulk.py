@@ -11,6 +11,7 @@ import pytest
 from django.db import connections
 
 from sessions_admin import deletion
+from sessions_admin.deletion.worker import work
 from sessions_admin.models import DeletionAudit
 from sessions_admin.store import cascade as store_cascade
 from sessions_admin.store.connection import StoreReadOnly
@@ -219,20 +220,26 @@ def test_a_concurrent_appender_gets_no_error_and_loses_no_write_during_a_bulk_de
 
 
 @STORE_DB
-def test_the_stepped_clear_all_resumes_from_its_audit_row_until_done(store, monkeypatch):
+def test_a_clear_all_job_stopped_part_way_goes_on_from_its_row_until_done(store, monkeypatch):
     monkeypatch.setattr(deletion.bulk, "MAX_ROW_BUDGET", 30)
     monkeypatch.setattr(deletion.bulk, "MAX_BATCH_SESSIONS", 20)
     fill(store, 100, 2)
-    audit = deletion.start_clear_all(actor=ACTOR, expected_sessions=100)
-    steps = 0
-    while True:
-        steps += 1
-        result = deletion.continue_clear_all(audit, seconds=0.0 if steps < 3 else 30)
-        audit.refresh_from_db()
-        if result.done:
-            break
-        assert audit.outcome == "running" and audit.sessions_deleted == result.counts.sessions
-    assert steps == 3
+    job = deletion.request_clear_all(actor=ACTOR, expected_sessions=100)
+    asked = {"n": 0}
+
+    def stop_after_a_few_looks() -> bool:
+        asked["n"] += 1
+        return asked["n"] > 6
+
+    assert work(stop_after_a_few_looks) == 0
+    job.refresh_from_db()
+    audit = job.audit
+    assert audit.outcome == "running" and job.lease_until is None  # released for the next
+    assert 0 < job.sessions < 100 and store.count("sessions") == 100 - job.sessions
+    assert work(lambda: False, once=True) == 1
+    job.refresh_from_db()
+    audit.refresh_from_db()
+    assert job.runs == 2 and job.done
     assert audit.outcome == "ok" and audit.sessions_deleted == 100 and audit.messages_deleted == 200
     assert store.count("sessions") == 0
 
@@ -286,7 +293,7 @@ def test_read_only_mode_refuses_every_delete_and_audits_the_refusal(store):
         lambda: deletion.delete_filtered(SessionFilter(principal="user:alice"), actor=ACTOR),
         lambda: deletion.delete_older_than(timedelta(days=1), actor=ACTOR),
         lambda: deletion.remove_orphaned_children(actor=ACTOR),
-        lambda: deletion.start_clear_all(actor=ACTOR, expected_sessions=1),
+        lambda: deletion.request_clear_all(actor=ACTOR, expected_sessions=1),
     ):
         with pytest.raises(StoreReadOnly):
             attempt()

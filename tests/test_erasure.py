@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from sessions_admin.deletion import erasure
+from sessions_admin.deletion import bulk, jobs
 from sessions_admin.deletion.erasure import StalePhrase, erase_principal, erasure_phrase
 from sessions_admin.ourdata import sync
 from sessions_admin.ourdata.audit import DeletionAudit
@@ -94,7 +94,7 @@ def test_a_read_only_store_refuses_with_its_sentence_and_no_receipt(store):
 
 def test_a_failure_half_way_leaves_a_partial_receipt_and_a_second_run_finishes(store, monkeypatch):
     E.build(store, alice_sessions=6)
-    monkeypatch.setattr(erasure.bulk, "MAX_BATCH_SESSIONS", 2)
+    monkeypatch.setattr(bulk, "MAX_BATCH_SESSIONS", 2)
     real = store_cascade.run_sql
     calls = {"n": 0}
 
@@ -116,14 +116,18 @@ def test_a_failure_half_way_leaves_a_partial_receipt_and_a_second_run_finishes(s
     assert E.exact_counts(store, E.ALICE) == (0, 0, 0)
 
 
-def test_a_session_made_during_the_erasure_is_caught_or_reported(store):
+def test_a_session_made_during_the_erasure_is_caught_or_reported(store, monkeypatch):
     E.build(store)
     made = []
+    real = jobs.cascade_delete
 
-    def runtime_makes_one(counts, batches):
-        made.append(store.add_session(f"sess_new{batches}", principal=E.ALICE))
+    def runtime_makes_one(*args, **kwargs):
+        done = real(*args, **kwargs)
+        made.append(store.add_session(f"sess_new{len(made)}", principal=E.ALICE))
+        return done
 
-    receipt = erase_principal(E.ALICE, actor=ACTOR, on_batch=runtime_makes_one)
+    monkeypatch.setattr(jobs, "cascade_delete", runtime_makes_one)
+    receipt = erase_principal(E.ALICE, actor=ACTOR)
     left = E.exact_counts(store, E.ALICE)[0]
     # Those made during the first pass were caught by the second; the rest are reported.
     assert receipt.sessions == 3 + len(made) - left
@@ -132,29 +136,53 @@ def test_a_session_made_during_the_erasure_is_caught_or_reported(store):
     assert f"{left} session" in receipt.detail and "appeared during the erasure" in receipt.detail
 
 
-def test_a_frames_directory_refused_is_reported_and_retried_by_the_next_run(store):
+def test_a_frames_symlink_is_unlinked_never_followed_and_named_on_the_receipt(store, tmp_path):
     world = E.build(store)
     victim = store.frames_root / world.alice[1]
     for child in victim.iterdir():
         child.unlink()
     victim.rmdir()
-    victim.symlink_to(store.frames_root / world.bob[0])  # never followed, never removed
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "keep.jsonl").write_text("{}\n")
+    victim.symlink_to(elsewhere)
+    receipt = erase_principal(E.ALICE, actor=ACTOR)
+    assert receipt.status == Erasure.Status.OK, receipt.detail
+    assert not victim.is_symlink() and not victim.exists()
+    assert (elsewhere / "keep.jsonl").read_text() == "{}\n"  # the target is not touched
+    assert str(elsewhere) in receipt.detail and "not touched" in receipt.detail
+    again = erase_principal(E.ALICE, actor=ACTOR)
+    assert again.status == Erasure.Status.OK
+    assert again.detail == f"nothing left to erase; see receipt {receipt.pk}"
+
+
+def test_a_frames_directory_refused_is_reported_and_retried_by_the_next_run(store, monkeypatch):
+    world = E.build(store)
+    victim = store.frames_root / world.alice[1]
+    real = store_cascade.frames.remove_session_dir
+
+    def refuse_once(root, session_id):
+        if session_id == world.alice[1]:
+            raise PermissionError(13, "Permission denied")
+        return real(root, session_id)
+
+    monkeypatch.setattr(store_cascade.frames, "remove_session_dir", refuse_once)
     receipt = erase_principal(E.ALICE, actor=ACTOR)
     assert receipt.status == Erasure.Status.PARTIAL
     assert receipt.verification["frame_dirs"] == 1
     assert receipt.pending_frames == [world.alice[1]]
-    assert (store.frames_root / world.bob[0]).is_dir()
-    victim.unlink()
-    victim.mkdir()  # now an ordinary directory: the next run removes it
+    monkeypatch.setattr(store_cascade.frames, "remove_session_dir", real)
     again = erase_principal(E.ALICE, actor=ACTOR)
     assert again.status == Erasure.Status.OK and again.frame_dirs == 1
     assert not victim.exists()
+    receipt.refresh_from_db()
+    assert receipt.pending_frames == [] and f"finished by receipt {again.pk}" in receipt.detail
 
 
 def test_an_erasure_under_a_live_appender_gives_it_no_error_and_no_long_wait(store, monkeypatch):
-    monkeypatch.setattr(erasure.bulk, "MIN_PAUSE_MS", 25)
-    monkeypatch.setattr(erasure.bulk, "PAUSE_FRACTION", 0.4)
-    monkeypatch.setattr(erasure.bulk, "INITIAL_ROW_BUDGET", 200)
+    monkeypatch.setattr(bulk, "MIN_PAUSE_MS", 25)
+    monkeypatch.setattr(bulk, "PAUSE_FRACTION", 0.4)
+    monkeypatch.setattr(bulk, "INITIAL_ROW_BUDGET", 200)
     doomed = fill(store, 800, 8, principal=E.ALICE, prefix="alice")
     live = fill(store, 3, 0, principal=E.BOB, prefix="live")
     sync.sync_once()

@@ -25,6 +25,7 @@ from sessions_admin.ourdata.review.forget import forget_gone
 from sessions_admin.ourdata.storename import current_store
 from tests.conftest import STORE_DB
 from tests.deletion_rows import ACTOR, fill
+from tests.jobrunner import run_pending_jobs
 from tests.storebuilder import BASE_MS
 
 pytestmark = pytest.mark.usefixtures("fast_pacing")
@@ -99,18 +100,15 @@ def test_bulk_and_retention_deletes_forget_every_batchs_annotations(store):
 
 
 @STORE_DB
-def test_the_stepped_clear_all_adds_each_steps_annotations_to_the_audit(store, monkeypatch):
+def test_the_clear_all_job_adds_each_batchs_annotations_to_the_audit(store, monkeypatch):
     ids = fill(store, 5)
     for sid in ids:
         annotate(sid)
-    monkeypatch.setattr(deletion.bulk, "MAX_BATCH_SESSIONS", 2)  # three steps, not one
-    audit = deletion.start_clear_all(actor=ACTOR, expected_sessions=5)
-    steps = 0
-    while not deletion.continue_clear_all(audit, seconds=0.0).done:
-        steps += 1
-        audit.refresh_from_db()
+    monkeypatch.setattr(deletion.bulk, "MAX_BATCH_SESSIONS", 2)  # three batches, not one
+    audit = deletion.request_clear_all(actor=ACTOR, expected_sessions=5).audit
+    assert run_pending_jobs() == 1
     audit.refresh_from_db()
-    assert steps >= 2
+    assert audit.job.runs == 1 and audit.sessions_deleted == 5
     assert (audit.notes_deleted, audit.labels_removed, audit.review_items_marked) == (10, 5, 5)
 
 

@@ -17,6 +17,7 @@ from sessions_admin.ourdata import sync
 from sessions_admin.ourdata.erasures import Erasure
 from tests import erasuredata as E
 from tests.conftest import STORE_DB, point_store_at, staff_client_with
+from tests.jobrunner import run_pending_jobs
 
 pytestmark = [pytest.mark.usefixtures("fast_pacing", "var_dir"), STORE_DB]
 SCHEMA = json.loads(
@@ -181,6 +182,10 @@ def test_an_erasure_answers_303_to_its_receipt_which_verifies_and_validates(stor
     assert response.status_code == 303
     receipt = Erasure.objects.get()
     assert response["Location"] == f"/principals/erasures/{receipt.pk}/"
+    waiting = eraser.get(response["Location"]).content.decode()
+    assert "Waiting for the worker" in waiting and 'hx-trigger="every 1s"' in waiting
+    assert E.exact_counts(store, E.ALICE)[0] == 3  # the request recorded it; nothing deleted
+    assert run_pending_jobs() == 1
     html = eraser.get(response["Location"]).content.decode()
     assert "0 left" in html and "<strong>1" not in html and E.sha256_of(world.alice) in html
     document = json.loads(eraser.get(response["Location"] + "?format=json").content)
@@ -194,17 +199,19 @@ def test_an_erasure_answers_303_to_its_receipt_which_verifies_and_validates(stor
 def test_the_receipt_of_a_partial_erasure_offers_to_erase_again(store, eraser, monkeypatch):
     E.build(store)
 
-    def runtime_makes_one(counts, batches):
-        store.add_session(f"sess_new{batches}", principal=E.ALICE)
+    from sessions_admin.deletion import jobs
 
-    from sessions_admin.deletion import erasure
+    real = jobs.cascade_delete
+    made = []
 
-    real = erasure.erase_principal
-    monkeypatch.setattr(
-        "sessions_admin.views.principals.erase_principal",
-        lambda *a, **k: real(*a, **k, on_batch=runtime_makes_one),
-    )
+    def runtime_makes_one(*args, **kwargs):
+        done = real(*args, **kwargs)
+        made.append(store.add_session(f"sess_new{len(made)}", principal=E.ALICE))
+        return done
+
+    monkeypatch.setattr(jobs, "cascade_delete", runtime_makes_one)
     response = eraser.post(ERASE_URL, {"confirm": "erase 3 sessions of user:alice"})
+    run_pending_jobs()
     html = eraser.get(response["Location"]).content.decode()
     assert "appeared during the erasure" in html and "Erase again" in html
     jsonschema.validate(
@@ -229,6 +236,7 @@ def test_behind_gunicorn_the_raw_path_settles_the_id(store, eraser):
     response = eraser.post("/principals/a/erase/erase/", phrase, **raw)
     assert response.status_code == 303
     assert Erasure.objects.get().principal == "a/erase"
+    run_pending_jobs()
     assert store.execute("SELECT principal_id FROM sessions") == [("a",)]
     assert eraser.get("/principals/a/erase/", RAW_URI="/principals/a/erase/").status_code == 405
 

@@ -42,11 +42,15 @@ The package, each module using only the ones above it:
 * :mod:`.cascade` -- :func:`~.cascade.cascade_delete` (the store's cascade, then
   our data forgets the ids) and one session: delete, wipe;
 * :mod:`.bulk` -- the paced batch runner and everything built on it:
-  filtered sets, clear-all, retention, selected ids, the stepped clear-all.
+  filtered sets, clear-all, retention, selected ids, and the clear-all job's request;
   Its pacing settings (``MIN_PAUSE_MS``, ``MAX_BATCH_SESSIONS``,
   the row budgets…) are read at run time from that module: tune them there
   (they are not re-exported here, so ``monkeypatch.setattr`` on the package
   fails loudly instead of silently changing nothing);
+* :mod:`.jobs`, :mod:`.receipts`, :mod:`.worker` -- long work as a job
+  (an erasure, the admin's clear-all): carried out by ``manage.py run_jobs``,
+  resumed after a crash, final only when verified;
+* :mod:`.erasure` -- a principal's erasure asked for, or run in this process;
 * :mod:`.orphans` -- leftovers removed: messages and state without a session
   row, and frame directories without one (found by :mod:`sessions_admin.store.orphans`).
 """
@@ -54,12 +58,11 @@ The package, each module using only the ones above it:
 from sessions_admin.deletion.bulk import (
     BatchHook,
     clear_all,
-    continue_clear_all,
     delete_filtered,
     delete_older_than,
     delete_sessions,
+    request_clear_all,
     retention_filter,
-    start_clear_all,
 )
 from sessions_admin.deletion.cascade import delete_session
 from sessions_admin.deletion.orphans import remove_orphan_frames, remove_orphaned_children
@@ -89,7 +92,6 @@ __all__ = [
     "SessionNotFound",
     "SessionPreview",
     "clear_all",
-    "continue_clear_all",
     "count_all",
     "count_ids",
     "count_matching",
@@ -103,5 +105,5 @@ __all__ = [
     "remove_orphan_frames",
     "remove_orphaned_children",
     "retention_filter",
-    "start_clear_all",
+    "request_clear_all",
 ]

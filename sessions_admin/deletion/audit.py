@@ -1,7 +1,7 @@
 """The audit trail: a DeletionAudit row around every delete, refusals included.
 
-Every operation runs inside :func:`audited` (or, for a stepped clear-all that
-goes on in a later request, :func:`resumed`): a read-only store is refused
+Every operation runs inside :func:`audited` (a job's runs count into theirs
+through :func:`tallying`): a read-only store is refused
 there, the refusal audited too; the row is saved "running" before the store is
 touched; an exception saves it "failed" with what was counted so far; the
 operation ends it with :meth:`AuditRun.finish` (or :meth:`AuditRun.save`).
@@ -193,14 +193,15 @@ def audited(
 
 
 @contextmanager
-def resumed(
-    audit: DeletionAudit, counts: Counts, report: FramesReport | None
-) -> Iterator[AuditRun]:
-    """Go on with a run whose row already exists (the stepped clear-all)."""
-    kept = Forgotten(audit.notes_deleted, audit.labels_removed, audit.review_items_marked)
-    run = AuditRun(audit, counts=counts, report=report, forgotten=kept)
-    if is_read_only():
-        run.save(Outcome.REFUSED, StoreReadOnly().message)
-        raise StoreReadOnly()
-    with _guard(run) as guarded:
-        yield guarded
+def tallying(audit: DeletionAudit | None) -> Iterator[AuditRun]:
+    """Count what the cascade's sessions take from our review records onto ``audit``
+    (a job's run); a failure leaves the row as it is, for the job's next run."""
+    kept = Forgotten()
+    if audit is not None:
+        kept = Forgotten(audit.notes_deleted, audit.labels_removed, audit.review_items_marked)
+    run = AuditRun(audit, forgotten=kept)  # type: ignore[arg-type]
+    token = _current_run.set(run)
+    try:
+        yield run
+    finally:
+        _current_run.reset(token)

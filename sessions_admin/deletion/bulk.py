@@ -21,19 +21,19 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
+from django.db import transaction
 from django.utils import timezone
 
 from sessions_admin.deletion.audit import (
     AUDIT_MAX_IDS,
-    Outcome,
     audited,
     check_writable,
-    resumed,
     start_audit,
 )
 from sessions_admin.deletion.cascade import cascade_delete
 from sessions_admin.deletion.results import Actor, DeletionResult
 from sessions_admin.ourdata.audit import DeletionAudit
+from sessions_admin.ourdata.jobs import Job
 from sessions_admin.sqlhelpers import CHUNK, chunks
 from sessions_admin.store.cascade import (
     Counts,
@@ -297,62 +297,26 @@ def delete_sessions(
     )
 
 
-# --- Stepped clear-all (the admin page drives it one request at a time) ---------------
+# --- Clear-all as a job (the admin page asks; the worker carries it out) --------------
 
 
-def start_clear_all(*, actor: Actor, expected_sessions: int, wipe_frames: bool = False):
-    """Open the audit row of a clear-all that :func:`continue_clear_all` will run."""
-    target = {
-        "all": True,
-        "expected_sessions": expected_sessions,
-        "after_rowid": 0,
-        "max_rowid": max_rowid(),
-        "batches": 0,
-        "wipe_frames": wipe_frames,
-    }
-    check_writable(DeletionAudit.Operation.CLEAR_ALL, actor, target)
-    return start_audit(DeletionAudit.Operation.CLEAR_ALL, actor, target)
+def request_clear_all(*, actor: Actor, expected_sessions: int, wipe_frames: bool = False) -> Job:
+    """Record a clear-all for ``manage.py run_jobs``: its audit row and its job, at once.
 
-
-def continue_clear_all(audit, *, seconds: float = 1.0) -> DeletionResult:
-    """Run the clear-all recorded in ``audit`` for about ``seconds``, then save progress.
-
-    The audit row carries the position and the running counts, so each step
-    (one request) picks up where the last stopped; a step that never comes
-    leaves a "running" row whose counts are exactly what is gone.
+    The worker lists every session up to the newest row now and deletes them
+    as :func:`clear_all` does; sessions the runtime makes meanwhile are not part
+    of it (so a clear-all under load still ends).
     """
-    counts = Counts(audit.sessions_deleted, audit.messages_deleted, audit.state_deleted)
-    if audit.outcome != Outcome.RUNNING:
-        return DeletionResult(counts=counts, audit_id=audit.pk, done=True)
-    target = dict(audit.target)
-    wipe = bool(target.get("wipe_frames"))
-    report = (
-        FramesReport(dirs_removed=audit.frame_dirs_removed, bytes_removed=audit.frame_bytes_removed)
-        if wipe
-        else None
-    )
-    with resumed(audit, counts, report) as run:
-        state = _BulkState(
-            counts=counts,
-            report=report,
-            after_rowid=int(target.get("after_rowid", 0)),
-            max_rowid=int(target.get("max_rowid", 0)),
-            batches=int(target.get("batches", 0)),
+    target = {"all": True, "expected_sessions": expected_sessions, "wipe_frames": wipe_frames}
+    check_writable(DeletionAudit.Operation.CLEAR_ALL, actor, target)
+    user = actor.user if getattr(actor.user, "pk", None) else None
+    with transaction.atomic():
+        audit = start_audit(DeletionAudit.Operation.CLEAR_ALL, actor, target)
+        return Job.objects.create(
+            kind=Job.Kind.CLEAR_ALL,
+            actor=actor.name[:200],
+            user=user,
+            audit=audit,
+            wipe_frames=wipe_frames,
+            expected=expected_sessions,
         )
-        run.progress = lambda: f"stopped after {state.batches} batches"
-        pacer = _run_bulk(
-            SessionFilter(), state, wipe_frames=wipe, deadline=time.monotonic() + seconds
-        )
-        audit.target = {**target, "after_rowid": state.after_rowid, "batches": state.batches}
-        if state.done:
-            run.finish(f"{state.batches} batches")
-        else:
-            run.save(Outcome.RUNNING, f"{state.batches} batches so far", finished=False)
-    return DeletionResult(
-        counts=state.counts,
-        frames=state.report,
-        audit_id=audit.pk,
-        done=state.done,
-        batches=state.batches,
-        longest_batch_ms=pacer.longest_ms,
-    )

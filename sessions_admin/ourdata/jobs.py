@@ -191,6 +191,25 @@ class Job(models.Model):
     def done(self) -> bool:
         return self.phase == self.Phase.DONE
 
+    @property
+    def total(self) -> int:
+        """Sessions to delete: those listed, or the confirmed count before the list."""
+        return max(self.listed, self.expected, self.sessions)
+
+    def seconds_left(self, now=None) -> float | None:
+        """At the rate of the deletes so far; None before there is a rate."""
+        if self.phase != self.Phase.DELETING or not self.sessions or self.started_at is None:
+            return None
+        elapsed = ((now or timezone.now()) - self.started_at).total_seconds()
+        if elapsed <= 0:
+            return None
+        return max(0.0, (self.total - self.sessions) * elapsed / self.sessions)
+
+    def stalled(self, now=None) -> bool:
+        """Claimed once, and its worker stopped renewing the lease (the next one goes on)."""
+        now = now or timezone.now()
+        return not self.done and self.lease_until is not None and self.lease_until < now
+
 
 class JobSession(models.Model):
     """One session a job will delete (or, ``carried``, an earlier erasure's leftover)."""

@@ -7,9 +7,10 @@
   ``/principals/~/?id=``): exact counts from the store, the tools used, the
   sessions elsewhere that mention the id, the erase form, earlier receipts.
 * ``POST /principals/<id>/erase/`` with ``confirm`` = the phrase the page
-  showed, checked against the count now (:mod:`sessions_admin.deletion.erasure`);
-  303 to the receipt.
-* ``/principals/erasures/<n>/``: the receipt to print, ``?format=json`` to attach.
+  showed, checked against the count now (:mod:`sessions_admin.deletion.erasure`),
+  recorded as a job for ``manage.py run_jobs``; 303 at once to the receipt.
+* ``/principals/erasures/<n>/``: the receipt, following its job while it runs;
+  then to print, ``?format=json`` to attach.
 
 Which page a path means: behind gunicorn the raw path settles it (its first
 segment is the id). Otherwise the method does: the erase action only takes
@@ -27,10 +28,11 @@ from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
+from django_htmx.http import HttpResponseClientRefresh
 
 from sessions_admin.access import ERASE_PRINCIPAL, staff_view
 from sessions_admin.deletion import Actor
-from sessions_admin.deletion.erasure import StalePhrase, erase_principal, erasure_phrase
+from sessions_admin.deletion.erasure import StalePhrase, erasure_phrase, request_erasure
 from sessions_admin.ids import PRINCIPALS_PREFIX, QUERY_FORM_MARKER, principal_url
 from sessions_admin.ourdata.audit import audits_naming
 from sessions_admin.ourdata.erasures import KINDS, Erasure
@@ -40,6 +42,7 @@ from sessions_admin.ourdata.storename import current_store
 from sessions_admin.params import BadParameter, choice, quoted, text
 from sessions_admin.store.connection import is_read_only
 from sessions_admin.store.principals import footprint, tools_of
+from sessions_admin.views.progress import job_sentence
 from sessions_admin.views.responses import HttpResponseSeeOther
 from sessions_admin.views.routing import raw_path_after
 
@@ -178,7 +181,9 @@ def erase(request: HttpRequest, principal: str) -> HttpResponse:
         raise BadParameter("id: the empty principal names no person to erase.", name="id")
     confirm = request.POST.get("confirm", "")
     try:
-        receipt = erase_principal(principal, actor=Actor.of(request.user), confirm=confirm)
+        # Recorded, not run: the worker beside the server carries it out, and the
+        # receipt page follows it.
+        receipt = request_erasure(principal, actor=Actor.of(request.user), confirm=confirm)
     except StalePhrase as refused:
         context = {**_page_context(request, principal), "refusal": refused.message}
         return render(request, PAGE_TEMPLATE, context, status=400)
@@ -189,10 +194,22 @@ def erase(request: HttpRequest, principal: str) -> HttpResponse:
 
 
 @require_GET
+@vary_on_headers("HX-Request")
 @staff_view(needs_store=False)
 def erasure_receipt(request: HttpRequest, pk: int) -> HttpResponse:
-    """Kept when the data is gone: it reads only our own database, never the store."""
-    receipt = get_object_or_404(Erasure, pk=pk, store_name=current_store())
+    """Kept when the data is gone: it reads only our own database, never the store.
+
+    While its job runs the page follows it (htmx asks for the progress region every
+    second, and reloads the page once the receipt is final)."""
+    receipt = get_object_or_404(
+        Erasure.objects.select_related("job"), pk=pk, store_name=current_store()
+    )
+    job = receipt.job
+    running = job is not None and not job.done
+    if getattr(request, "htmx", False) and request.GET.get("region") == "progress":
+        if not running:
+            return HttpResponseClientRefresh()
+        return render(request, f"{RECEIPT_TEMPLATE}#progress", _progress_context(receipt))
     if choice(request.GET, "format", ("html", "json"), default="html") == "json":
         response = JsonResponse(receipt.as_json(), json_dumps_params={"indent": 2})
         response["Content-Disposition"] = f'inline; filename="erasure-{receipt.pk}.json"'
@@ -207,5 +224,18 @@ def erasure_receipt(request: HttpRequest, pk: int) -> HttpResponse:
         "verified": bool(receipt.verification),
         "principal_url": principal_url(receipt.principal),
         "json_url": f"{reverse('erasure', args=[receipt.pk])}?format=json",
+        **_progress_context(receipt),
     }
     return render(request, RECEIPT_TEMPLATE, context)
+
+
+def _progress_context(receipt: Erasure) -> dict:
+    job = receipt.job
+    running = job is not None and not job.done
+    return {
+        "receipt": receipt,
+        "running": running,
+        "job": job,
+        "progress": job_sentence(job) if running else "",
+        "poll_url": f"{reverse('erasure', args=[receipt.pk])}?region=progress",
+    }

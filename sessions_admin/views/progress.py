@@ -1,4 +1,4 @@
-"""The sentence a page shows while a long ``sync_index`` pass builds the side index.
+"""The sentences a page shows while long work goes on: the side index's build, a job.
 
 "indexing: 42%, about 6 min left", from the progress the sync records with
 each batch (:func:`sessions_admin.ourdata.sync.build_progress`). A pass that
@@ -11,8 +11,11 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from django.utils import timezone
+
 from sessions_admin import clock
 from sessions_admin.ourdata import sidedb
+from sessions_admin.ourdata.jobs import Job
 from sessions_admin.ourdata.rollups.figures import SideConnection
 from sessions_admin.ourdata.sync import BuildProgress, build_progress
 
@@ -53,3 +56,32 @@ def build_sentence(side: SideConnection | None = None) -> str | None:
     except (sidedb.SideDatabaseUnavailable, *sidedb.errors()):
         return None
     return None if progress is None else describe(progress, clock.now_ms())
+
+
+def job_sentence(job: Job) -> str:
+    """Where a job is, for the page that waits on it: "4,200 of 20,000 sessions, about 9 s left"."""
+    Phase = Job.Phase
+    if job.phase == Phase.QUEUED:
+        waited = (timezone.now() - job.created_at).total_seconds()
+        sentence = "Waiting for the worker to take it"
+        if waited > 10:
+            sentence += " (is `manage.py run_jobs` running beside the server?)"
+        return sentence
+    if job.phase == Phase.LISTING:
+        sentence = "Listing the sessions"
+    elif job.phase == Phase.DELETING:
+        left = job.seconds_left()
+        when = f"about {max(1, round(left))} s left" if left is not None and left < 60 else ""
+        sentence = f"{job.sessions:,} of {job.total:,} sessions, {when or time_left(left)}"
+    elif job.phase == Phase.FRAMES:
+        sentence = (
+            f"All {job.sessions:,} sessions deleted; removing frame directories "
+            f"({job.frames_cursor:,} of {job.listed:,} sessions checked)"
+        )
+    elif job.phase == Phase.FINISHING:
+        sentence = f"All {job.sessions:,} sessions deleted; forgetting and verifying"
+    else:
+        return "Done"
+    if job.stalled():
+        sentence += "; its worker stopped, and the next worker to start goes on from here"
+    return sentence
