@@ -14,6 +14,7 @@ from sessions_admin.ourdata.audit import DeletionAudit
 from sessions_admin.ourdata.erasures import Erasure
 from sessions_admin.ourdata.jobs import Job, JobSession
 from sessions_admin.ourdata.review.models import (
+    EarlierVerdict,
     Label,
     LabelCopiesMark,
     Note,
@@ -25,6 +26,7 @@ from sessions_admin.store.models import Message, Session, SessionState
 
 __all__ = [
     "DeletionAudit",
+    "EarlierVerdict",
     "Erasure",
     "Job",
     "JobSession",

@@ -13,7 +13,7 @@ from django.db import connection, connections
 from django.utils import timezone
 
 from sessions_admin.models import ReviewItem
-from sessions_admin.ourdata.review import queues
+from sessions_admin.ourdata.review import queues, verdicts
 
 # The queue reads its sessions' creation times from the store (an empty one here).
 pytestmark = pytest.mark.django_db(transaction=True, databases=["default", "agents"])
@@ -46,7 +46,7 @@ def claim_at_once(queue, users: list[User], rounds: int) -> dict[str, list[str]]
                 if item is None:
                     return
                 got[user.username].append(item.session_id)
-                queues.give_verdict(item, "pass", "", user)
+                verdicts.give_verdict(item, "pass", "", user)
         except BaseException as exc:  # reported below, not lost in the thread
             errors.append(exc)
         finally:

@@ -50,6 +50,16 @@ def permission_denied(request: HttpRequest, exception: Exception | None = None) 
     return _page(request, 403, "Not allowed", message)
 
 
+def conflict(request: HttpRequest, message: str) -> HttpResponse:
+    """A 409: the request was sound, but what it would change is not the asker's to
+    change now (another reviewer's claim or verdict); the sentence says why."""
+    if getattr(request, "htmx", False):
+        return render_banner(
+            request, "sessions_admin/error.html#banner", {"error": {"message": message}}, status=409
+        )
+    return _page(request, 409, "Not yours to change", message)
+
+
 def page_not_found(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
     message = "There is nothing at this address."
     if exception and exception.args and isinstance(exception.args[0], str):

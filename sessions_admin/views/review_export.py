@@ -1,5 +1,6 @@
 """``/reviews/<id>/export/?format=csv|jsonl``: each item of a queue with its session id,
-verdict, reviewer, times, verdict text, and the session's notes and labels.
+verdict, reviewer, times, verdict text, the verdicts it replaced, and the session's
+notes and labels.
 
 Streamed a chunk of items at a time (a queue holds up to 10,000), each chunk's
 notes and labels read in one query each. A CSV cell a spreadsheet would run
@@ -23,6 +24,7 @@ from sessions_admin.access import staff_view
 from sessions_admin.ourdata.review import labels, notes
 from sessions_admin.ourdata.review.models import ReviewItem, ReviewQueue
 from sessions_admin.ourdata.review.queues import queue_of_store
+from sessions_admin.ourdata.review.verdicts import earlier_record
 
 EXPORT_CHUNK = 500
 COLUMNS = (
@@ -37,6 +39,8 @@ COLUMNS = (
     "session_deleted",
     "notes",
     "labels",
+    "by_manager",
+    "earlier_verdicts",
 )
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
@@ -52,6 +56,7 @@ def item_records(queue: ReviewQueue) -> Iterator[dict[str, Any]]:
         chunk = list(
             ReviewItem.objects.filter(queue=queue, position__gt=after)
             .select_related("reviewer", "claimed_by")
+            .prefetch_related("earlier_verdicts")
             .order_by("position")[:EXPORT_CHUNK]
         )
         if not chunk:
@@ -80,6 +85,8 @@ def item_records(queue: ReviewQueue) -> Iterator[dict[str, Any]]:
                     for note in noted.get(item.session_id, [])
                 ],
                 "labels": [label.name for label in labelled.get(item.session_id, [])],
+                "by_manager": item.by_manager,
+                "earlier_verdicts": [earlier_record(e) for e in item.earlier_verdicts.all()],
             }
         after = chunk[-1].position
 

@@ -20,11 +20,12 @@ from django.views.decorators.http import require_http_methods, require_POST, req
 from sessions_admin import params
 from sessions_admin.access import ANNOTATE, MANAGE_REVIEW_QUEUES, staff_view
 from sessions_admin.ids import session_url
-from sessions_admin.ourdata.review import queues
+from sessions_admin.ourdata.review import queues, verdicts
 from sessions_admin.ourdata.review.forget import forget_sessions
 from sessions_admin.ourdata.review.models import NOTE_MAX_CHARS, QUEUE_MAX_ITEMS, ReviewQueue
 from sessions_admin.params import BadParameter
 from sessions_admin.store import queries
+from sessions_admin.views.errors import conflict
 from sessions_admin.views.responses import HttpResponseSeeOther
 from sessions_admin.views.review_sources import sessions_of_source
 
@@ -75,7 +76,11 @@ def _make_queue(request: HttpRequest) -> HttpResponse:
 def review_page(request: HttpRequest, queue_id: int) -> HttpResponse:
     queue = _queue(queue_id)
     after = params.whole(request.GET, "after", what="a position")
-    items = queue.items.select_related("reviewer", "claimed_by").order_by("position")
+    items = (
+        queue.items.select_related("reviewer", "claimed_by")
+        .prefetch_related("earlier_verdicts")
+        .order_by("position")
+    )
     if after is not None:
         items = items.filter(position__gt=after)
     shown = list(items[: ITEMS_PAGE + 1])
@@ -136,7 +141,11 @@ def review_next(request: HttpRequest, queue_id: int) -> HttpResponse:
 @require_POST
 @staff_view(ANNOTATE)
 def review_verdict(request: HttpRequest, queue_id: int) -> HttpResponse:
-    """``session``, ``verdict`` (pass, fail, skip), optional ``text``; ``then=next`` goes on."""
+    """``session``, ``verdict`` (pass, fail, skip), optional ``text``; ``then=next`` goes on.
+
+    Another reviewer's claim or verdict gets a 409 with a sentence, unless a queue
+    manager asks (their verdict is recorded as a manager's).
+    """
     queue = _queue(queue_id)
     session_id = request.POST.get("session", "")
     item = queues.item_of(queue, session_id) if session_id else None
@@ -150,7 +159,12 @@ def review_verdict(request: HttpRequest, queue_id: int) -> HttpResponse:
     text = params.text(request.POST, "text", max_chars=NOTE_MAX_CHARS) or ""
     if item.session_deleted:
         raise BadParameter("session: it was deleted; its verdict cannot change.", name="session")
-    queues.give_verdict(item, verdict, text, request.user)
+    try:
+        verdicts.give_verdict(
+            item, verdict, text, request.user, manager=request.user.has_perm(MANAGE_REVIEW_QUEUES)
+        )
+    except verdicts.VerdictRefused as refused:
+        return conflict(request, str(refused))
     if request.POST.get("then") == "next":
         return _next(request, queue)
     return HttpResponseSeeOther(session_url(session_id, review=queue.pk))
@@ -164,10 +178,14 @@ def review_bar_context(request: HttpRequest, session_id: str) -> dict[str, Any]:
     queue = queues.queue_of_store(queue_id)
     if queue is None:
         raise BadParameter(f"review: there is no review queue {queue_id}.", name="review")
+    item = queues.item_of(queue, session_id)
+    manager = request.user.has_perm(MANAGE_REVIEW_QUEUES)
     return {
         "review": {
             "queue": queue,
-            "item": queues.item_of(queue, session_id),
+            "item": item,
+            # Another reviewer's claim or verdict: the bar says whose, not the buttons.
+            "refusal": verdicts.refusal(item, request.user, manager=manager) if item else None,
             "progress": queues.progress_of([queue])[queue.pk],
             "queue_url": reverse("review", args=[queue.pk]),
             "verdict_url": reverse("review_verdict", args=[queue.pk]),

@@ -156,7 +156,7 @@ def test_a_session_page_with_notes_passes_axe_at_both_widths(noted, visitors, li
 # given, a label on the first session, which is then opened from the queue.
 @pytest.fixture
 def reviewing(demo, admin_user) -> list[Screen]:
-    from sessions_admin.ourdata.review import labels, queues
+    from sessions_admin.ourdata.review import labels, queues, verdicts
     from sessions_admin.ourdata.review.models import Label
 
     # As a source does, only sessions whose id is text (the hostile ones include a BLOB).
@@ -169,7 +169,9 @@ def reviewing(demo, admin_user) -> list[Screen]:
         "sql.query failures, <1 Dec>", "/sessions/", ids, capped=False, user=admin_user
     )
     first = queues.claim_next(queue, admin_user)
-    queues.give_verdict(first, "fail", "Wrong tool: https://runbooks.example/x?a=1&b=2", admin_user)
+    verdicts.give_verdict(
+        first, "fail", "Wrong tool: https://runbooks.example/x?a=1&b=2", admin_user
+    )
     label = Label.objects.create(name="regression", color="#b91c1c", description="broke again")
     labels.add_label(first.session_id, label, admin_user)
     return [

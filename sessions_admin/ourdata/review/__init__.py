@@ -10,7 +10,10 @@ a page reads only its own store's rows.
   "Can delete any note", "Can manage review queues";
 * :mod:`.notes`, :mod:`.labels` -- adding, editing and reading them for pages;
 * :mod:`.queues` -- making a queue, the concurrency-safe claim of the next item,
-  verdicts, progress;
+  progress;
+* :mod:`.verdicts` -- who may give a verdict (the claim's holder or a queue
+  manager), giving it, and the earlier verdicts a change keeps
+  (:class:`~.models.EarlierVerdict`);
 * :mod:`.forget` -- what a deleted session takes with it (notes and labels go,
   queue items are marked "session deleted", verdict kept, text gone).
 """

@@ -2,8 +2,8 @@
 
 A delete promises the session is gone, so what we wrote about it goes too:
 its notes and labels are deleted, and its queue items are marked "session
-deleted" (the verdict stays, for the queue's tally; any text goes, and the
-claim). Two callers:
+deleted" (the verdict stays, for the queue's tally; any text goes, the
+earlier verdicts' too, and the claim). Two callers:
 
 * the dashboard's deletes, through :func:`sessions_admin.deletion.cascade.cascade_delete`,
   right after the store's transaction commits, counted in the audit row;
@@ -29,7 +29,7 @@ from django.db import transaction
 
 from sessions_admin.ourdata.review import labels
 from sessions_admin.ourdata.review.bulk import update_rows
-from sessions_admin.ourdata.review.models import Note, ReviewItem, SessionLabel
+from sessions_admin.ourdata.review.models import EarlierVerdict, Note, ReviewItem, SessionLabel
 from sessions_admin.ourdata.storename import current_store
 from sessions_admin.sqlhelpers import chunks
 from sessions_admin.store import feed
@@ -71,7 +71,18 @@ def forget_sessions(session_ids: Iterable[str], store_name: str | None = None) -
             done.items += ReviewItem.objects.filter(
                 store_name=store, session_id__in=chunk, session_deleted=False
             ).update(session_deleted=True, text="", claimed_by=None, claimed_at=None)
+            EarlierVerdict.objects.filter(
+                item__store_name=store, item__session_id__in=chunk
+            ).exclude(text="").update(text="")
     return done
+
+
+def _forget_items(pks: list[int]) -> int:
+    """Mark these items' sessions deleted: their texts (and earlier verdicts') go."""
+    EarlierVerdict.objects.filter(item__in=pks).exclude(text="").update(text="")
+    return ReviewItem.objects.filter(pk__in=pks, session_deleted=False).update(
+        session_deleted=True, text="", claimed_by=None, claimed_at=None
+    )
 
 
 def annotated_session_ids(store_name: str | None = None) -> set[str]:
@@ -118,13 +129,7 @@ def forget_recreated(current: dict[str, SortKeys], store_name: str | None = None
     models = (
         (Note, "notes", lambda pks: Note.objects.filter(pk__in=pks).delete()[0]),
         (SessionLabel, "labels", lambda pks: SessionLabel.objects.filter(pk__in=pks).delete()[0]),
-        (
-            ReviewItem,
-            "items",
-            lambda pks: ReviewItem.objects.filter(pk__in=pks, session_deleted=False).update(
-                session_deleted=True, text="", claimed_by=None, claimed_at=None
-            ),
-        ),
+        (ReviewItem, "items", _forget_items),
     )
     for model, counted, forget in models:
         other, unrecorded = _forget_rows(model, current, store)

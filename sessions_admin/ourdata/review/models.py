@@ -1,4 +1,5 @@
-"""The review models: notes, labels on sessions, review queues and their items.
+"""The review models: notes, labels on sessions, review queues, their items and the
+verdicts later ones replaced.
 
 Session and message ids are the store's, kept as plain values (no foreign key
 can point into the runtime's store), each beside ``store_name``.
@@ -188,12 +189,17 @@ class ReviewItem(models.Model):
     claimed_at = models.DateTimeField(null=True, blank=True)
     #: The session was deleted (by us or the runtime): the verdict stays, the text went.
     session_deleted = models.BooleanField(default=False)
+    #: The verdict was given by a queue manager over another reviewer's claim or verdict.
+    by_manager = models.BooleanField(default=False)
 
     class Meta:
         ordering = ["queue", "position"]
         default_permissions = ()
         constraints = [
             models.UniqueConstraint(fields=["queue", "session_id"], name="one_item_per_session"),
+            models.CheckConstraint(
+                condition=Q(verdict__in=["", "pass", "fail", "skip"]), name="review_item_verdict"
+            ),
         ]
         indexes = [
             # "next" reads the first open item of a queue: only open items are indexed.
@@ -219,6 +225,41 @@ class ReviewItem(models.Model):
 
     def __str__(self) -> str:
         return f"{self.session_id} in queue {self.queue_id}: {self.verdict or 'open'}"
+
+
+class EarlierVerdict(models.Model):
+    """A verdict a later one replaced: what it was, who gave it and when, so a
+    changed verdict keeps its history."""
+
+    item = models.ForeignKey(ReviewItem, on_delete=models.CASCADE, related_name="earlier_verdicts")
+    verdict = models.CharField(
+        max_length=8, choices=[c for c in ReviewItem.Verdict.choices if c[0]]
+    )
+    text = models.TextField(blank=True, max_length=NOTE_MAX_CHARS)
+    reviewer = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
+    #: Kept when the account goes, so the history still says who.
+    reviewer_name = models.CharField(max_length=150, blank=True)
+    reviewed_at = models.DateTimeField(null=True, blank=True)
+    by_manager = models.BooleanField(default=False)
+    replaced_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["item", "replaced_at", "id"]
+        default_permissions = ()
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(verdict__in=["pass", "fail", "skip"]), name="earlier_verdict_verdict"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.verdict} by {self.reviewer_name or 'someone'}, replaced"
 
 
 class LabelCopiesMark(models.Model):

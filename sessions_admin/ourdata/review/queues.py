@@ -1,5 +1,5 @@
 """Review queues: made from a list of session ids, claimed one session at a time,
-given verdicts, counted.
+counted (the verdicts are :mod:`.verdicts`).
 
 The claim is the part that must hold under concurrency: two reviewers pressing
 "next" at once never get the same session. On PostgreSQL the first free item is
@@ -75,12 +75,13 @@ def make_queue(
 def _insert_items(queue: ReviewQueue, sessions: list[tuple[str, int | None]]) -> None:
     """The queue's items, open and unclaimed (``bulk.insert_rows``: 10,000 in about 0.1 s)."""
     fields = ("queue", "store_name", "session_id", "session_created_at", "position")
-    fields += ("verdict", "text", "session_deleted")
+    fields += ("verdict", "text", "session_deleted", "by_manager")
+    open_item = (Verdict.OPEN.value, "", False, False)
     insert_rows(
         ReviewItem,
         fields,
         [
-            (queue.pk, queue.store_name, sid, created, position, Verdict.OPEN.value, "", False)
+            (queue.pk, queue.store_name, sid, created, position, *open_item)
             for position, (sid, created) in enumerate(sessions)
         ],
     )
@@ -151,19 +152,6 @@ def item_of(queue: ReviewQueue, session_id: str) -> ReviewItem | None:
     return ReviewItem.objects.filter(queue=queue, session_id=session_id).first()
 
 
-def give_verdict(item: ReviewItem, verdict: str, text: str, user: AbstractBaseUser) -> None:
-    """Record the verdict (a later one replaces it) and release the claim."""
-    item.verdict = verdict
-    item.text = text
-    item.reviewer = user
-    item.reviewed_at = timezone.now()
-    item.claimed_by = None
-    item.claimed_at = None
-    item.save(
-        update_fields=["verdict", "text", "reviewer", "reviewed_at", "claimed_by", "claimed_at"]
-    )
-
-
 @dataclass
 class Progress:
     total: int = 0
@@ -203,26 +191,6 @@ def progress_of(queues: Iterable[ReviewQueue]) -> dict[int, Progress]:
         else:
             tally.in_review += row["held"]
     return found
-
-
-def verdicts_of_session(session_id: str) -> list[dict]:
-    """Every verdict given on the session, in any queue of this store, oldest first."""
-    items = (
-        ReviewItem.objects.filter(store_name=current_store(), session_id=session_id)
-        .exclude(verdict="")
-        .select_related("queue", "reviewer")
-        .order_by("reviewed_at", "pk")
-    )
-    return [
-        {
-            "queue": item.queue.name,
-            "verdict": item.verdict,
-            "reviewer": item.reviewer.get_username() if item.reviewer else None,
-            "reviewed_at": item.reviewed_at.isoformat() if item.reviewed_at else None,
-            "text": item.text,
-        }
-        for item in items
-    ]
 
 
 #: Open queues the overview lists at most.

@@ -6,7 +6,7 @@ from typing import Any
 
 from sessions_admin.ourdata.review.labels import labels_of_session
 from sessions_admin.ourdata.review.notes import notes_of_session
-from sessions_admin.ourdata.review.queues import verdicts_of_session
+from sessions_admin.ourdata.review.verdicts import verdicts_of_session
 
 
 def review_of_session(session_id: str) -> dict[str, Any]:
