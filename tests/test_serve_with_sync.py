@@ -1,8 +1,8 @@
 """``scripts/serve-with-sync``: what ``make run`` and ``make serve`` start.
 
 The server starts at once beside ``sync_index --follow`` (it never waits for
-the first build), and when the server stops, for Ctrl-C or on its own, the
-sync stops too: no process outlives the script.
+the first build) and the job worker ``run_jobs``, and when the server stops, for
+Ctrl-C or on its own, both stop too: no process outlives the script.
 """
 
 from __future__ import annotations
@@ -43,13 +43,19 @@ def wait_for(path: Path, seconds: float = 20) -> int:
 
 @pytest.fixture
 def stand_ins(tmp_path: Path) -> dict[str, Path]:
-    """A "python" whose sync_index is a build that never ends, and a server that serves
-    until stopped; each writes its pid (and the sync its arguments) when it starts."""
+    """A "python" whose sync_index is a build that never ends and whose run_jobs waits
+    for jobs for ever, and a server that serves until stopped; each writes its pid and
+    its arguments, named after its command, when it starts."""
     python = tmp_path / "python"
-    lines = ["#!/bin/sh", f'echo "$@" > {tmp_path}/sync.args', f"echo $$ > {tmp_path}/sync.pid"]
+    lines = ["#!/bin/sh", f'echo "$@" > {tmp_path}/$2.args', f"echo $$ > {tmp_path}/$2.pid"]
     python.write_text("\n".join([*lines, "exec sleep 300", ""]))
     python.chmod(0o755)
-    return {"python": python, "sync": tmp_path / "sync.pid", "server": tmp_path / "server.pid"}
+    return {
+        "python": python,
+        "sync": tmp_path / "sync_index.pid",
+        "jobs": tmp_path / "run_jobs.pid",
+        "server": tmp_path / "server.pid",
+    }
 
 
 def start(python: Path, *server: str, cwd: Path = ROOT, env: dict | None = None):
@@ -70,25 +76,29 @@ def test_the_server_starts_while_the_build_is_still_running_and_ctrl_c_stops_bot
     script = start(stand_ins["python"], "sh", "-c", f"echo $$ > {server_pid_file}; exec sleep 300")
     try:
         sync_pid, server_pid = wait_for(stand_ins["sync"]), wait_for(server_pid_file)
+        jobs_pid = wait_for(stand_ins["jobs"])
         assert alive(sync_pid) and alive(server_pid)  # serving, the "build" not over
-        args = (stand_ins["sync"].parent / "sync.args").read_text().split()
+        args = (stand_ins["sync"].parent / "sync_index.args").read_text().split()
         assert args == ["manage.py", "sync_index", "--follow", "--quiet"]
+        args = (stand_ins["sync"].parent / "run_jobs.args").read_text().split()
+        assert args == ["manage.py", "run_jobs", "--verbosity", "0"]
         os.killpg(script.pid, signal.SIGINT)
         assert script.wait(timeout=20) == 130
-        assert not alive(sync_pid) and not alive(server_pid)
+        assert not alive(sync_pid) and not alive(server_pid) and not alive(jobs_pid)
     finally:
         if script.poll() is None:
             os.killpg(script.pid, signal.SIGKILL)
 
 
-def test_sigterm_stops_both(stand_ins):
+def test_sigterm_stops_all_three(stand_ins):
     server_pid_file = stand_ins["server"]
     script = start(stand_ins["python"], "sh", "-c", f"echo $$ > {server_pid_file}; exec sleep 300")
     try:
         sync_pid, server_pid = wait_for(stand_ins["sync"]), wait_for(server_pid_file)
+        jobs_pid = wait_for(stand_ins["jobs"])
         script.send_signal(signal.SIGTERM)  # the script alone, as a service manager might
         assert script.wait(timeout=20) == 143
-        assert not alive(sync_pid) and not alive(server_pid)
+        assert not alive(sync_pid) and not alive(server_pid) and not alive(jobs_pid)
     finally:
         if script.poll() is None:
             os.killpg(script.pid, signal.SIGKILL)

@@ -316,11 +316,9 @@ def _frames(run: Run) -> None:
             job.phase = Phase.FINISHING
             run.record("phase")
             return
-        gone = [sid for sid in gone_ids([row.session_id for row in rows]) if isinstance(sid, str)]
         if job.inflight:
-            now = frames_usage(gone)
-            job.frame_dirs += max(0, job.inflight["dirs"] - now.dirs)
-            job.frame_bytes += max(0, job.inflight["bytes"] - now.bytes)
+            _settle_frames(run)
+        gone = [sid for sid in gone_ids([row.session_id for row in rows]) if isinstance(sid, str)]
         before = frames_usage(gone)
         job.inflight = {"frames_last": rows[-1].seq, "dirs": before.dirs, "bytes": before.bytes}
         run.record("inflight", "frame_dirs", "frame_bytes")
@@ -340,6 +338,22 @@ def _frames(run: Run) -> None:
             "frames_cursor",
             "inflight",
         )
+
+
+def _settle_frames(run: Run) -> None:
+    """A chunk of frame directories a dead run began removing: count what it removed
+    (what it measured before, less what is still there), then it runs again."""
+    job = run.job
+    inflight = job.inflight
+    rows = JobSession.objects.filter(
+        job=job, seq__gt=job.frames_cursor, seq__lte=inflight["frames_last"]
+    )
+    gone = [sid for sid in gone_ids([row.session_id for row in rows]) if isinstance(sid, str)]
+    now = frames_usage(gone)
+    job.frame_dirs += max(0, inflight["dirs"] - now.dirs)
+    job.frame_bytes += max(0, inflight["bytes"] - now.bytes)
+    job.inflight = None
+    run.record("inflight", "frame_dirs", "frame_bytes")
 
 
 def _remove_frames(session_ids: list, *, unlink_entries: bool) -> FramesReport:

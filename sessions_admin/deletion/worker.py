@@ -90,7 +90,11 @@ def work(should_stop: Callable[[], bool], *, poll_s: float = 1.0, once: bool = F
     finished = 0
     while not should_stop():
         close_old_connections()
-        job = claim(me)
+        try:
+            job = claim(me)
+        except DatabaseError as exc:  # not migrated yet, or the database is away: wait
+            log.warning("run_jobs cannot read the jobs yet: %s", exc)
+            job = None
         if job is None:
             if once:
                 break
