@@ -28,3 +28,17 @@ def chunks[T](values: Iterable[T], size: int = CHUNK) -> Iterator[list[T]]:
 def placeholders(n: int) -> str:
     """``"?, ?, ?"`` for ``n`` = 3: the marks of an ``IN (…)`` or ``VALUES (…)`` list."""
     return ", ".join("?" * n)
+
+
+#: The range of SQLite's INTEGER (signed 64-bit), which every rowid lies in.
+INT_MIN, INT_MAX = -(2**63), 2**63 - 1
+#: A mark below every rowid (``-5`` and ``-2**63`` are rowids too): "nothing taken in yet".
+BEFORE_FIRST_ID = INT_MIN - 1
+
+
+def id_above(column: str, after_id: int) -> tuple[str, int]:
+    """``column > after_id`` as a clause and the one parameter it binds, which SQLite can
+    hold even for :data:`BEFORE_FIRST_ID` (the clause then keeps every rowid)."""
+    if after_id < INT_MIN:
+        return f"{column} >= ?", INT_MIN
+    return f"{column} > ?", after_id

@@ -126,9 +126,10 @@ def listeners() -> list[SyncListener]:
 
 @dataclass(frozen=True)
 class SyncState:
-    """Where the sync stands: the last message id every listener has taken in."""
+    """Where the sync stands: the last message id every listener has taken in
+    (:data:`~sessions_admin.store.feed.BEFORE_FIRST_ID` while none)."""
 
-    last_id: int = 0
+    last_id: int = feed.BEFORE_FIRST_ID
     synced_at_ms: int | None = None  # end of the last complete pass
     started_at_ms: int | None = None  # start of the first build (kept until --rebuild)
 
@@ -143,7 +144,7 @@ class SyncReport:
     sessions_updated: int = 0
     #: Sessions moved to another target, profile, principal or created_at: taken in again.
     sessions_retaken: int = 0
-    last_id: int = 0
+    last_id: int = feed.BEFORE_FIRST_ID
     seconds: float = 0.0
     interrupted: bool = False
     forgotten_ids: list[str] = field(default_factory=list)
@@ -197,8 +198,9 @@ def is_current(side: sqlite3.Connection) -> bool:
 def read_state(side: sqlite3.Connection) -> SyncState:
     """The bookkeeping (call :func:`prepare` first, or check the table exists)."""
     values = dict(side.execute("SELECT key, value FROM sync_state").fetchall())
+    last_id = values.get("last_id")
     return SyncState(
-        last_id=int(values.get("last_id") or 0),
+        last_id=feed.BEFORE_FIRST_ID if last_id is None else int(last_id),
         synced_at_ms=values.get("synced_at_ms"),
         started_at_ms=values.get("started_at_ms"),
     )
@@ -309,7 +311,7 @@ def _reconcile(
         _forget_in(side, moved)
         report.sessions_retaken += len(moved)
     again = moved + fresh
-    if again and up_to > 0:
+    if again and up_to > feed.BEFORE_FIRST_ID:
         _feed_messages(side, _as_of(feed.messages_of_sessions(again, up_to), rows))
     edited = [row for sid, row in rows.items() if sid not in held or held[sid].sig != row.sig]
     _call_update_sessions(side, edited)
@@ -549,7 +551,7 @@ def _pass_work(
     should_stop: Callable[[], bool] | None,
 ) -> None:
     state = read_state(side)
-    backlog = max(feed.last_message_id() - state.last_id, 0)
+    backlog = _estimate(feed.last_message_id(), state.last_id)
     _set_state(side, run_started_at_ms=clock.now_ms(), **_progress_state(0, backlog, 0.0))
     if state.started_at_ms is None:
         _set_state(side, started_at_ms=clock.now_ms())
@@ -560,7 +562,7 @@ def _pass_work(
         _apply_session_changes(side, state.last_id, report)
     last_id = state.last_id
     newest = feed.last_message_id()
-    total = max(newest - last_id, 0)
+    total = _estimate(newest, last_id)
     prefetch = _Prefetch(batch_size)
     building = total >= LONG_PASS
     if building:
@@ -584,6 +586,12 @@ def _pass_work(
     if not report.interrupted:
         _set_state(side, synced_at_ms=clock.now_ms())
     report.last_id = last_id
+
+
+def _estimate(newest: int, last_id: int) -> int:
+    """How many messages lie above ``last_id``, guessed from the ids (they may have gaps,
+    and the mark before every id would count the negative half of the range)."""
+    return max(newest - max(last_id, 0), 0)
 
 
 def _record_failure(side: sqlite3.Connection, exc: Exception) -> None:

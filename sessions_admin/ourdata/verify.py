@@ -10,8 +10,9 @@ session, every tool call; minutes on ten million messages) and compares:
 * tool calls: the same calls with the same tool, time and failure in
   ``rollup_call``, and every per-tool cell (hour and day, by target and
   profile: calls and errors) equal to those calls added up;
-* principals: each ``rollup_principal`` row equal to its per-day rows added
-  up, with the first and last activity of its sessions' rows.
+* principals: each ``rollup_principal`` row equal to its sessions, messages,
+  calls, errors and first and last activity counted in the store, and to its
+  per-day rows added up.
 
 The runtime keeps writing while this reads, so only what the last pass could
 have seen is compared: messages up to its mark, and session rows whose digest
@@ -23,15 +24,17 @@ from __future__ import annotations
 
 import sqlite3
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Container, Iterable
 from dataclasses import dataclass, field
 
 from sessions_admin.ourdata import sidedb
 from sessions_admin.ourdata.index.text import FIELD_SEPARATOR, fold
 from sessions_admin.ourdata.rollups.listener import call_digest
+from sessions_admin.ourdata.rollups.principals import key_of
 from sessions_admin.ourdata.rollups.schema import GRAINS, NO_TIME, bucket_of, call_names
 from sessions_admin.ourdata.sync import prepare, read_state
 from sessions_admin.store import feed
+from sessions_admin.store.feed import FeedSession, MessageStats
 
 #: Drift lines kept per kind (the count is always exact).
 SHOWN_PER_KIND = 20
@@ -46,7 +49,7 @@ class Verdict:
     pending: int = 0
     sessions: int = 0
     calls: int = 0
-    last_id: int = 0
+    last_id: int = feed.BEFORE_FIRST_ID
 
     def add(self, kind: str, line: str) -> None:
         self.counts[kind] += 1
@@ -76,23 +79,35 @@ def _side_sessions(side: sqlite3.Connection) -> dict[str, tuple]:
     }
 
 
-def _check_sessions(side: sqlite3.Connection, verdict: Verdict) -> set[str]:
-    """Compare every session row; return the ids whose row the last pass saw as it is now."""
+@dataclass
+class _Settled:
+    """The session rows the last pass saw as they are now, and the principals of the
+    others (new, edited or deleted since: their totals wait for the next pass)."""
+
+    rows: dict[str, FeedSession] = field(default_factory=dict)
+    waiting: set[str] = field(default_factory=set)
+
+
+def _check_sessions(side: sqlite3.Connection, verdict: Verdict) -> _Settled:
+    """Compare every session row the last pass saw as it is now."""
     kept = dict(side.execute("SELECT id, sig FROM sync_sessions"))
     indexed = _side_sessions(side)
     rolled = {
         row[0]: row[1:]
         for row in side.execute("SELECT session_id, target, profile, principal FROM rollup_session")
     }
-    settled: set[str] = set()
+    settled = _Settled()
     for row in feed.all_sessions():
         verdict.sessions += 1
         if kept.pop(row.id, None) != row.sig:
             verdict.pending += 1  # new or edited since the last pass
             indexed.pop(row.id, None)
-            rolled.pop(row.id, None)
+            held = rolled.pop(row.id, None)
+            settled.waiting.add(key_of(row.principal_id))
+            if held is not None:
+                settled.waiting.add(key_of(held[2]))
             continue
-        settled.add(row.id)
+        settled.rows[row.id] = row
         want = (row.target_key, row.profile_key, row.principal_id)
         folded = fold(row.title or "") + FIELD_SEPARATOR + fold(row.id)
         have = indexed.pop(row.id, None)
@@ -104,6 +119,7 @@ def _check_sessions(side: sqlite3.Connection, verdict: Verdict) -> set[str]:
         if held is not None and held != ((want[0] or ""), (want[1] or ""), want[2]):
             verdict.add("sessions", f"{row.id!r}: rollups hold {held!r}, store {want!r}")
     verdict.pending += len(kept)  # deleted since the last pass
+    settled.waiting.update(key_of(rolled[sid][2]) for sid in kept.keys() & rolled.keys())
     for sid in indexed.keys() - kept.keys():
         verdict.add("sessions", f"{sid!r}: in the index, not in the store")
     for sid in rolled.keys() - kept.keys():
@@ -111,8 +127,9 @@ def _check_sessions(side: sqlite3.Connection, verdict: Verdict) -> set[str]:
     return settled
 
 
-def _check_messages(side: sqlite3.Connection, settled: set[str], verdict: Verdict) -> None:
-    store = feed.message_counts(verdict.last_id)
+def _check_messages(
+    side: sqlite3.Connection, settled: _Settled, stats: dict[str, MessageStats], verdict: Verdict
+) -> None:
     index = dict(
         side.execute(
             "SELECT s.id, count(*) FROM search_messages AS m "
@@ -120,8 +137,8 @@ def _check_messages(side: sqlite3.Connection, settled: set[str], verdict: Verdic
         )
     )
     rollups = dict(side.execute("SELECT session_id, messages FROM rollup_session"))
-    for sid in sorted(settled):
-        want = store.get(sid, 0)
+    for sid in sorted(settled.rows):
+        want = stats[sid].count if sid in stats else 0
         for where, have in (("index", index.get(sid, 0)), ("rollups", rollups.get(sid, 0))):
             if have != want:
                 verdict.add("messages", f"{sid!r}: {where} counts {have:,}, store {want:,}")
@@ -143,8 +160,12 @@ def _cells(calls: Iterable[tuple[str, int, str, str, bool]]) -> dict[tuple, list
 CALLS_NAMED = f"rollup_call AS c {call_names('LEFT JOIN')}"
 
 
-def _check_calls(side: sqlite3.Connection, settled: set[str], verdict: Verdict) -> None:
-    store = feed.calls(verdict.last_id)
+def _check_calls(
+    side: sqlite3.Connection,
+    settled: Container[str],
+    store: dict[tuple[str, str], tuple],
+    verdict: Verdict,
+) -> None:
     held = {
         digest: (tool, ts, bool(failed), target, profile, sid)
         for sid, digest, tool, ts, failed, target, profile in side.execute(
@@ -206,34 +227,59 @@ def _check_cells(side: sqlite3.Connection, verdict: Verdict) -> None:
         )
 
 
-_PRINCIPAL_TOTALS = """
-SELECT d.principal, d.sessions, d.messages, d.calls, d.errors, s.first, coalesce(s.last, -1)
-FROM (SELECT principal, sum(sessions) AS sessions, sum(messages) AS messages,
-             sum(calls) AS calls, sum(errors) AS errors
-      FROM rollup_principal_day GROUP BY principal) AS d
-LEFT JOIN (SELECT coalesce(principal, '') AS principal,
-             min(min(coalesce(first_ts, c), coalesce(c, first_ts))) AS first,
-             max(max(coalesce(last_ts, c), coalesce(c, last_ts))) AS last
-           FROM (SELECT *, CASE WHEN created_at >= 0 THEN created_at END AS c
-                 FROM rollup_session) GROUP BY 1) AS s ON s.principal = d.principal
-"""
+def _store_principals(
+    settled: _Settled, stats: dict[str, MessageStats], calls: dict[tuple[str, str], tuple]
+) -> dict[str, tuple]:
+    """Each principal's totals counted in the store, as ``rollup_principal`` keeps them:
+    sessions, messages, calls, errors, first and last activity (``NO_TIME``: none)."""
+    totals: dict[str, list] = defaultdict(lambda: [0, 0, 0, 0, None, None])
+    for sid, row in settled.rows.items():
+        total = totals[key_of(row.principal_id)]
+        own = stats.get(sid, MessageStats())
+        total[0] += 1
+        total[1] += own.count
+        times = [t for t in (row.created_at, own.first, own.last) if t not in (None, NO_TIME)]
+        if times:
+            total[4] = min(times) if total[4] is None else min(total[4], *times)
+            total[5] = max(times) if total[5] is None else max(total[5], *times)
+    for (sid, _), (_, _, failed) in calls.items():
+        row = settled.rows.get(sid)
+        if row is not None:
+            total = totals[key_of(row.principal_id)]
+            total[2] += 1
+            total[3] += bool(failed)
+    return {p: (*t[:5], NO_TIME if t[5] is None else t[5]) for p, t in totals.items()}
 
 
-def _check_principals(side: sqlite3.Connection, verdict: Verdict) -> None:
-    """Every principal's totals row equals its per-day rows and its sessions' span."""
-    want = {row[0]: row[1:] for row in side.execute(_PRINCIPAL_TOTALS)}
+def _check_principals(
+    side: sqlite3.Connection, want: dict[str, tuple], waiting: set[str], verdict: Verdict
+) -> None:
+    """Every principal's totals row equals the store's count (the principals of rows
+    changed since the last pass wait for it) and its per-day rows added up."""
+    days = {
+        row[0]: row[1:]
+        for row in side.execute(
+            "SELECT principal, sum(sessions), sum(messages), sum(calls), sum(errors) "
+            "FROM rollup_principal_day GROUP BY principal"
+        )
+    }
     for principal, *have in side.execute(
         "SELECT principal, sessions, messages, calls, errors, first_ts, last_ts "
         "FROM rollup_principal"
     ):
-        expected = want.pop(principal, None)
-        if expected is None or tuple(have) != expected:
+        expected, summed = want.pop(principal, None), days.pop(principal, None)
+        if principal not in waiting and tuple(have) != expected:
+            verdict.add("principals", f"{principal!r}: totals {tuple(have)!r}, store {expected!r}")
+        if summed != tuple(have[:4]):
             verdict.add(
-                "principals",
-                f"{principal!r}: totals {tuple(have)!r}, its rows add up to {expected!r}",
+                "principal days",
+                f"{principal!r}: totals {tuple(have[:4])!r}, its days add up to {summed!r}",
             )
-    for principal, expected in want.items():
-        verdict.add("principals", f"{principal!r}: no totals row for {expected!r}")
+    for principal in want.keys() - waiting:
+        verdict.add("principals", f"{principal!r}: no totals row for {want[principal]!r}")
+    for principal, summed in days.items():
+        if any(summed):
+            verdict.add("principal days", f"{principal!r}: no totals row for days {summed!r}")
 
 
 def verify(side: sqlite3.Connection | None = None) -> Verdict:
@@ -256,7 +302,10 @@ def verify(side: sqlite3.Connection | None = None) -> Verdict:
 def _verify(side: sqlite3.Connection) -> Verdict:
     verdict = Verdict(last_id=read_state(side).last_id)
     settled = _check_sessions(side, verdict)
-    _check_messages(side, settled, verdict)
-    _check_calls(side, settled, verdict)
-    _check_principals(side, verdict)
+    stats = feed.message_stats(verdict.last_id, NO_TIME)
+    calls = feed.calls(verdict.last_id)
+    _check_messages(side, settled, stats, verdict)
+    _check_calls(side, settled.rows.keys(), calls, verdict)
+    want = _store_principals(settled, stats, calls)
+    _check_principals(side, want, settled.waiting, verdict)
     return verdict

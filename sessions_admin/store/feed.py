@@ -36,7 +36,14 @@ from typing import Any
 
 from django.db import DatabaseError
 
-from sessions_admin.sqlhelpers import chunks, placeholders
+from sessions_admin.sqlhelpers import (
+    BEFORE_FIRST_ID,
+    INT_MAX,
+    INT_MIN,
+    chunks,
+    id_above,
+    placeholders,
+)
 from sessions_admin.store import blockread
 from sessions_admin.store.backend.base import store_authorizer, store_uri
 from sessions_admin.store.backend.tolerant import tolerant_rows
@@ -66,8 +73,8 @@ from sessions_admin.store.values import Undecodable
 logger = logging.getLogger(__name__)
 
 #: merge_pairs and Undecodable (how an id that is not UTF-8 reads) are here for the side
-#: index, which reads the store only through this module.
-__all__ = ["Undecodable", "merge_pairs"]
+#: index, which reads the store only through this module; so is the mark before every id.
+__all__ = ["BEFORE_FIRST_ID", "INT_MAX", "INT_MIN", "Undecodable", "merge_pairs"]
 
 
 # Not frozen: a frozen dataclass sets each of its 16 fields through
@@ -130,11 +137,6 @@ def as_text(value: Any) -> str | None:
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
     return str(value)
-
-
-#: The range of SQLite's INTEGER (signed 64-bit): the side database can hold no other.
-INT_MIN = -(1 << 63)
-INT_MAX = (1 << 63) - 1
 
 
 def as_int(value: Any) -> int | None:
@@ -230,10 +232,11 @@ def messages_after(after_id: int, limit: int) -> list[FeedMessage]:
     hit checks and scans) a message counts only with its session row, so the
     index and the scans answer alike.
     """
+    above, after = id_above("m.id", after_id)
     rows = run_sql(
         f"SELECT {_UNJOINED_COLUMNS} FROM session_messages AS m "
-        "WHERE m.id > ? ORDER BY m.id LIMIT ?",
-        (after_id, limit),
+        f"WHERE {above} ORDER BY m.id LIMIT ?",
+        (after, limit),
     )
     # A non-integer id cannot exist (INTEGER PRIMARY KEY is the rowid).
     return [_batch_message(row) for row in rows]
@@ -251,9 +254,10 @@ def last_message_id() -> int:
 
 def count_messages_after(after_id: int, cap: int) -> tuple[int, bool]:
     """How many messages have ``id > after_id``, counting at most ``cap + 1``."""
+    above, after = id_above("id", after_id)
     count = run_sql(
-        "SELECT COUNT(*) FROM (SELECT 1 FROM session_messages WHERE id > ? LIMIT ?)",
-        (after_id, cap + 1),
+        f"SELECT COUNT(*) FROM (SELECT 1 FROM session_messages WHERE {above} LIMIT ?)",
+        (after, cap + 1),
     )[0][0]
     return min(count, cap), count > cap
 
@@ -536,6 +540,8 @@ def messages_of_sessions(session_ids: Sequence[str], up_to_id: int) -> list[Feed
     was moved to another target, profile or principal.
     """
     found: list[FeedMessage] = []
+    if up_to_id < INT_MIN:
+        return found
     for chunk in chunks(list(dict.fromkeys(session_ids))):
         marks = placeholders(len(chunk))
         found.extend(
@@ -607,10 +613,11 @@ def sessions_touched_after(after_id: int, cap: int) -> set[str] | None:
     count the runtime's trigger changed since), or ``None`` when more than ``cap``
     messages came since (a walk of the rowid from ``after_id``: cheap when few)."""
     # Grouped in SQLite: a session's messages come back as one row, not one each.
+    above, after = id_above("id", after_id)
     rows = run_sql(
         "SELECT session_id, COUNT(*) FROM (SELECT session_id FROM session_messages "
-        "WHERE id > ? ORDER BY id LIMIT ?) GROUP BY session_id",
-        (after_id, cap + 1),
+        f"WHERE {above} ORDER BY id LIMIT ?) GROUP BY session_id",
+        (after, cap + 1),
     )
     if sum(count for _, count in rows) > cap:
         return None
@@ -672,18 +679,24 @@ def call_heads(message_ids: Sequence[int], chars: int) -> dict[int, tuple[str | 
     return found
 
 
-def newest_messages(before_id: int | None, limit: int, *, after_id: int = 0) -> list[FeedMessage]:
+def newest_messages(
+    before_id: int | None, limit: int, *, after_id: int = BEFORE_FIRST_ID
+) -> list[FeedMessage]:
     """Up to ``limit`` messages with ``after_id < id < before_id``, newest first.
 
     The search's scans (short queries, no index yet, messages newer than the
     index) walk the store with this, page by page, under a time limit.
     """
-    upper = before_id if before_id is not None else 1 << 62
+    if before_id is not None and before_id <= INT_MIN:
+        return []
+    unbounded = before_id is None or before_id > INT_MAX
+    below, upper = ("m.id <= ?", INT_MAX) if unbounded else ("m.id < ?", before_id)
+    above, after = id_above("m.id", after_id)
     rows = run_sql(
         f"SELECT {_MESSAGE_COLUMNS} FROM session_messages AS m "
         "JOIN sessions AS s ON s.id = m.session_id "
-        "WHERE m.id < ? AND m.id > ? ORDER BY m.id DESC LIMIT ?",
-        (upper, after_id, limit),
+        f"WHERE {below} AND {above} ORDER BY m.id DESC LIMIT ?",
+        (upper, after, limit),
     )
     return [_feed_message(row) for row in rows]
 
@@ -706,17 +719,48 @@ def session_list_sql(
 # operator's check, never a page's.
 
 
-def message_counts(up_to_id: int) -> dict[str, int]:
-    """Messages per session with ``id <= up_to_id`` (orphans left out, as the sync does)."""
-    return {
-        sid: n
-        for sid, n in run_sql(
-            "SELECT m.session_id, count(*) FROM session_messages AS m "
-            "JOIN sessions AS s ON s.id = m.session_id WHERE m.id <= ? "
-            "AND typeof(m.session_id) = 'text' GROUP BY m.session_id",
-            (up_to_id,),
-        )
-    }
+@dataclass(slots=True)
+class MessageStats:
+    """A session's messages as the brute-force reading counts them: how many, and the
+    earliest and latest of their times that are whole numbers (``None``: no such time)."""
+
+    count: int = 0
+    first: int | None = None
+    last: int | None = None
+
+    def widen(self, ts: int) -> None:
+        self.first = ts if self.first is None else min(self.first, ts)
+        self.last = ts if self.last is None else max(self.last, ts)
+
+
+def message_stats(up_to_id: int, no_time: int) -> dict[str, MessageStats]:
+    """Each session's messages with ``id <= up_to_id`` (orphans left out, as the sync does),
+    their times read as the batches read them, ``no_time`` (the rollups' "none") left out.
+
+    Integer times are compared inside SQLite; the few rows holding another
+    storage class are read one by one and turned into whole numbers by :func:`as_int`.
+    """
+    found: dict[str, MessageStats] = {}
+    if up_to_id < INT_MIN:
+        return found
+    whole = "typeof(m.ts) = 'integer' AND m.ts != ?"
+    joined = (
+        "FROM session_messages AS m JOIN sessions AS s ON s.id = m.session_id "
+        "WHERE m.id <= ? AND typeof(m.session_id) = 'text'"
+    )
+    for sid, n, first, last in run_sql(
+        f"SELECT m.session_id, count(*), min(CASE WHEN {whole} THEN m.ts END), "
+        f"max(CASE WHEN {whole} THEN m.ts END) {joined} GROUP BY m.session_id",
+        (no_time, no_time, up_to_id),
+    ):
+        found[sid] = MessageStats(n, first, last)
+    for sid, ts in _stream(
+        f"SELECT m.session_id, m.ts {joined} AND typeof(m.ts) != 'integer'", (up_to_id,)
+    ):
+        number = as_int(ts)
+        if number is not None and number != no_time and sid in found:
+            found[sid].widen(number)
+    return found
 
 
 def calls(up_to_id: int) -> dict[tuple[str, str], tuple[str, int | None, bool]]:
@@ -728,6 +772,8 @@ def calls(up_to_id: int) -> dict[tuple[str, str], tuple[str, int | None, bool]]:
     keeps its first row's tool and time and fails if any row reports an error.
     """
     found: dict[tuple[str, str], tuple[str, int | None, bool]] = {}
+    if up_to_id < INT_MIN:
+        return found
     for mid, sid, name, call_id, ts, result in _stream(
         "SELECT m.id, m.session_id, m.tool_name, m.tool_call_id, m.ts, m.tool_result "
         "FROM session_messages AS m JOIN sessions AS s ON s.id = m.session_id "

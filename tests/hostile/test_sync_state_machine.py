@@ -31,7 +31,9 @@ from tests.conftest import STORE_DB
 from tests.storebuilder import BASE_MS
 
 IDS = st.sampled_from(["s-a", "s-b", "s-c", "S-D", "s-é", "s/e f"])
-PRINCIPALS = st.sampled_from(["user:alice", "user:bob", "USER:ALICE", None])
+PRINCIPALS = st.sampled_from(["user:alice", "user:bob", "USER:ALICE", None, ""])
+#: Times a buggy writer could leave: the ends of INTEGER, the rollups' NO_TIME, text.
+ODD_TIMES = st.sampled_from([-(2**63), -1, 0, 2**63 - 1, "late", 2.0])
 #: Words drawn into text; the queries look for them (folding and accents included).
 WORDS = ["kestrel", "Kestrel", "résumé", "RÉSUMÉ", "straße", "STRASSE", "fail", "東京都"]
 TEXT = st.lists(st.sampled_from(WORDS + ["the", "a", "x"]), min_size=1, max_size=5).map(" ".join)
@@ -100,6 +102,24 @@ class StoreAndIndex(RuleBasedStateMachine):
                     "tool_result, ts) VALUES (CAST(? AS TEXT), ?, ?, ?, ?, ?)",
                     (sid, "tool" if tool else "user", text, tool, result, self._tick()),
                 )
+
+    @rule(sid=ANY_ID, principal=PRINCIPALS, created=ODD_TIMES)
+    def create_session_at_an_odd_time(self, sid, principal, created):
+        with self._conn() as conn:
+            conn.execute(
+                "INSERT OR IGNORE INTO sessions (id, target_key, principal_id, title, created_at, "
+                "last_active) VALUES (CAST(? AS TEXT), 't.x', ?, 'odd', ?, 0)",
+                (sid, principal, created),
+            )
+
+    @rule(sid=ANY_ID, text=TEXT, ts=ODD_TIMES)
+    def append_at_an_odd_time(self, sid, text, ts):
+        with self._conn() as conn:
+            conn.execute(
+                "INSERT INTO session_messages (session_id, role, content, ts) "
+                "SELECT id, 'user', ?, ? FROM sessions WHERE id = CAST(? AS TEXT)",
+                (text, ts, sid),
+            )
 
     @rule(sid=ANY_ID, text=TEXT)
     def append_undecodable(self, sid, text):

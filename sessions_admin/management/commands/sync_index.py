@@ -23,6 +23,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from sessions_admin.ourdata import sidedb, sync, verify
 from sessions_admin.ourdata.review import forget as review_forget
+from sessions_admin.sqlhelpers import BEFORE_FIRST_ID
 from sessions_admin.store.connection import StoreError, describe_database_error
 
 
@@ -114,7 +115,7 @@ class Command(BaseCommand):
         self._say(
             options,
             f"Checked {verdict.sessions:,} sessions and {verdict.calls:,} tool calls up to "
-            f"message #{verdict.last_id:,}; {verdict.pending:,} session rows changed since the "
+            f"{_message(verdict.last_id)}; {verdict.pending:,} session rows changed since the "
             "last pass (the next pass takes them in).",
         )
         if not verdict.ok:
@@ -191,6 +192,11 @@ class Command(BaseCommand):
             self._say(
                 options,
                 f"Indexed {report.messages:,} new messages ({rate:,.0f}/s), forgot "
-                f"{report.sessions_forgotten:,} deleted sessions, up to message "
-                f"#{report.last_id:,} in {report.seconds:.1f} s: {state}.",
+                f"{report.sessions_forgotten:,} deleted sessions, up to "
+                f"{_message(report.last_id)} in {report.seconds:.1f} s: {state}.",
             )
+
+
+def _message(last_id: int) -> str:
+    """The sync's mark as a sentence says it."""
+    return "no message yet" if last_id == BEFORE_FIRST_ID else f"message #{last_id:,}"

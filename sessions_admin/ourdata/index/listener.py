@@ -35,7 +35,7 @@ from sessions_admin.ourdata.index import textindex, textwriter
 from sessions_admin.ourdata.index.text import FIELD_SEPARATOR, document, fold
 from sessions_admin.ourdata.sidedb import run_script
 from sessions_admin.ourdata.sync import SideLayoutChanged
-from sessions_admin.sqlhelpers import chunks, placeholders
+from sessions_admin.sqlhelpers import chunks, id_above, placeholders
 from sessions_admin.store import feed
 from sessions_admin.store.feed import FeedMessage, FeedSession
 
@@ -305,11 +305,12 @@ def catch_up(side: sqlite3.Connection) -> int:
         return 0
     mark, taken = writer.queued_max, 0
     while True:
+        above, after = id_above("id", mark)
         ids = [
             row[0]
             for row in side.execute(
-                "SELECT id FROM search_messages WHERE id > ? ORDER BY id LIMIT ?",
-                [mark, CATCH_UP_BATCH],
+                f"SELECT id FROM search_messages WHERE {above} ORDER BY id LIMIT ?",
+                [after, CATCH_UP_BATCH],
             )
         ]
         if not ids:

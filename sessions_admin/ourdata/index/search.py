@@ -118,7 +118,7 @@ class SessionGroup:
 @dataclass
 class Freshness:
     built: bool
-    last_id: int = 0
+    last_id: int = feed.BEFORE_FIRST_ID
     synced_at_ms: int | None = None
     newer: int = 0
     newer_capped: bool = False
@@ -150,7 +150,7 @@ def freshness(side: sqlite3.Connection | None) -> Freshness:
     if side is None or not is_current(side) or not textindex.paired(side):
         return Freshness(built=False)
     state = read_state(side)
-    if state.synced_at_ms is None and state.last_id == 0:
+    if state.synced_at_ms is None and state.last_id == feed.BEFORE_FIRST_ID:
         return Freshness(built=False)
     last_id = textindex.indexed_through(side, state.last_id)
     newest = feed.last_message_id()
@@ -308,7 +308,7 @@ def _candidates(
 
     None when a filter names a role or tool the index has never seen.
     """
-    upper = before_id if before_id is not None else 1 << 62
+    upper = feed.INT_MAX if before_id is None else min(before_id, feed.INT_MAX)
     filters = _filters(side, query, upper)
     if filters is None:
         return None
@@ -350,7 +350,7 @@ def _candidates(
         ).fetchall()
         return rows + [(high, key) for high, _, key in found if key in settled]
 
-    return _merged(blocks, expand, min(upper + textindex.SPAN, 1 << 62))
+    return _merged(blocks, expand, min(upper + textindex.SPAN, feed.INT_MAX))
 
 
 def _merged(
@@ -491,7 +491,9 @@ def _search_pages(query: SearchQuery, *, use_index: bool = True) -> tuple[Search
             page.next_before_id = _search_index(side, query, collector, page)
         else:
             deadline = time.monotonic() + SCAN_TIME_LIMIT_S
-            page.next_before_id = _scan_range(query, collector, page, query.before_id, 0, deadline)
+            page.next_before_id = _scan_range(
+                query, collector, page, query.before_id, feed.BEFORE_FIRST_ID, deadline
+            )
     finally:
         if side is not None:
             side.close()

@@ -32,7 +32,7 @@ from collections.abc import Sequence
 
 from sessions_admin.ourdata import sidedb
 from sessions_admin.ourdata.index.text import document
-from sessions_admin.sqlhelpers import chunks, placeholders
+from sessions_admin.sqlhelpers import BEFORE_FIRST_ID, chunks, placeholders
 from sessions_admin.store.feed import FeedMessage
 
 FTS = (
@@ -78,11 +78,11 @@ class TextIndex:
         self.conn.execute(f"DROP TABLE IF EXISTS {self.schema}.search_blocks")
 
     def mark(self) -> int:
-        """The highest message id this file ever took in (0: none)."""
+        """The highest message id this file ever took in (``BEFORE_FIRST_ID``: none)."""
         row = self.conn.execute(
             f"SELECT value FROM {self.schema}.text_state WHERE key = 'max_id'"
         ).fetchone()
-        return int(row[0]) if row and isinstance(row[0], int) else 0
+        return int(row[0]) if row and isinstance(row[0], int) else BEFORE_FIRST_ID
 
     def add(self, rows: Sequence[tuple[int, int, str]]) -> None:
         """Index these blocks (highest id, lowest id, folded document: :func:`blocks`).
@@ -198,8 +198,8 @@ def indexed_through(side: sqlite3.Connection, last_id: int) -> int:
     text file's own mark (it holds no gap below it: see
     :class:`~sessions_admin.ourdata.index.textwriter.TextWriter`)."""
     mark = TextIndex(side, sidedb.TEXT_SCHEMA).mark()
-    top = side.execute("SELECT max(id) FROM main.search_messages").fetchone()[0] or 0
-    return last_id if mark >= top else min(mark, last_id)
+    top = side.execute("SELECT max(id) FROM main.search_messages").fetchone()[0]
+    return last_id if top is None or mark >= top else min(mark, last_id)
 
 
 def side_pair(side: sqlite3.Connection) -> str | None:

@@ -74,7 +74,9 @@ class RollupListener:
         # cells of activity and principals follow from those counts below.
         per_hour = deltas.session_hour
         for m in batch:
-            sid, ts = m.session_id, m.ts
+            # A time of NO_TIME reads as none: its hour is NO_TIME's bucket either way,
+            # and it widens no session's (or principal's) span.
+            sid, ts = m.session_id, (None if m.ts == NO_TIME else m.ts)
             s = sessions.get(sid)
             if s is None:
                 s = sessions[sid] = Session(
@@ -82,7 +84,7 @@ class RollupListener:
                 )
             s.messages += 1
             if ts is not None:
-                if s.first_ts is None:
+                if s.first_ts is None or ts < s.first_ts:
                     s.first_ts = ts
                 if s.last_ts is None or ts > s.last_ts:
                     s.last_ts = ts

@@ -5,8 +5,10 @@ so every path of the listener (new messages, new sessions, forgotten sessions
 and messages) corrects it in the same transaction. A principal is keyed as in
 ``rollup_principal_day``: its text, ``""`` for none.
 
-A session's activity spans its row's ``created_at`` (when readable) and its
-first and last message. New data can only widen a principal's span, so adds
+A session's activity spans its row's ``created_at`` and its first and last
+message, each when it is a whole number other than ``NO_TIME`` (which stands
+for "none" here, as in every rollup): the whole range of SQLite's integers
+otherwise, ``-2**63`` included. New data can only widen a principal's span, so adds
 take the min and max; a forget can shrink it, so the principals that lost
 sessions have their span read again from their remaining ``rollup_session``
 rows (the ``rollup_session_principal`` index: a walk of that principal's
@@ -25,8 +27,8 @@ from sessions_admin.ourdata.rollups.schema import NO_TIME
 #: (first, last) activity per principal key, gathered over one batch.
 Spans = dict[str, list[int | None]]
 
-# A session's created_at counts as activity only when it was readable.
-_CREATED = "(CASE WHEN created_at >= 0 THEN created_at END)"
+# A session's created_at counts as activity when it was readable (NO_TIME: it was not).
+_CREATED = f"(CASE WHEN created_at != {NO_TIME} THEN created_at END)"
 _SESSION_SPAN_SQL = (
     f"SELECT min(min(coalesce(first_ts, {_CREATED}), coalesce({_CREATED}, first_ts))), "
     f"max(max(coalesce(last_ts, {_CREATED}), coalesce({_CREATED}, last_ts))) FROM rollup_session"
