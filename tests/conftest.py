@@ -33,6 +33,8 @@ STORE_DB = pytest.mark.django_db(transaction=True, databases=["default", "agents
 DJANGO_SIDE_MODULES = {
     "test_access",
     "test_admin",
+    "test_erasure_principals",
+    "test_jobs",
     "test_login_throttling",
     "test_logs",
     "test_postgres",

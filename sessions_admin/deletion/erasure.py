@@ -25,9 +25,8 @@ from sessions_admin.deletion.audit import check_writable, start_audit
 from sessions_admin.deletion.results import Actor
 from sessions_admin.deletion.worker import run_now
 from sessions_admin.ourdata.audit import DeletionAudit
-from sessions_admin.ourdata.erasures import Erasure
+from sessions_admin.ourdata.erasures import Erasure, shown_principal
 from sessions_admin.ourdata.jobs import Job, encode_id
-from sessions_admin.ourdata.storename import current_store
 from sessions_admin.store.connection import StoreError
 from sessions_admin.store.principals import session_ids_of
 
@@ -61,7 +60,8 @@ class StalePhrase(StoreError):
 def unfinished_erasure(principal: str) -> Erasure | None:
     """The receipt of an erasure of ``principal`` still under way in this store, if any."""
     return (
-        Erasure.objects.filter(principal=principal, job__isnull=False, store_name=current_store())
+        Erasure.of_principal(principal)
+        .filter(job__isnull=False)
         .exclude(job__phase=Job.Phase.DONE)
         .first()
     )
@@ -77,7 +77,10 @@ def request_erasure(principal: str, *, actor: Actor, confirm: str | None = None)
     if not isinstance(principal, str) or principal == "":
         raise StoreError("An erasure needs a principal: the empty one names no person.")
     operation = DeletionAudit.Operation.ERASE_PRINCIPAL
-    target = {"principal": principal}
+    shown = shown_principal(principal)
+    target = {"principal": shown}
+    if (key := encode_id(principal)) != f"t:{shown}":
+        target["principal_key"] = key  # exactly, where the text alone would not tell
     check_writable(operation, actor, target)
     sessions = len(session_ids_of(principal))
     expected = erasure_phrase(principal, sessions)
@@ -100,7 +103,8 @@ def request_erasure(principal: str, *, actor: Actor, confirm: str | None = None)
             started_at=timezone.now(),
             actor=actor.name[:200],
             user=user,
-            principal=principal,
+            principal=shown,
+            principal_key=encode_id(principal),
             status=Erasure.Status.QUEUED,
             job=job,
             audit_id=audit.pk,

@@ -183,7 +183,7 @@ def _list(run: Run) -> None:
 def _earlier_leftovers(job: Job, known: set[str]) -> list[str]:
     """Sessions whose frames an earlier, partial erasure of this principal left."""
     earlier = Erasure.objects.filter(
-        principal=job.principal, store_name=job.store_name, status=Erasure.Status.PARTIAL
+        principal_key=job.principal_key, store_name=job.store_name, status=Erasure.Status.PARTIAL
     ).exclude(job=job)
     keys = [encode_id(sid) for e in earlier for sid in e.pending_frames]
     return [key for key in dict.fromkeys(keys) if key not in known]

@@ -148,7 +148,7 @@ def _settle_earlier(receipt: Erasure, erased: list, carried: set) -> list[Erasur
     """Earlier partial receipts of the principal this run finished; or, when this run
     found nothing new, the receipt it points to instead of a fresh "ok"."""
     earlier = list(
-        Erasure.objects.filter(principal=receipt.principal, store_name=receipt.store_name)
+        Erasure.objects.filter(principal_key=receipt.principal_key, store_name=receipt.store_name)
         .exclude(pk=receipt.pk)
         .exclude(status__in=[Erasure.Status.QUEUED, Erasure.Status.RUNNING])
         .order_by("-pk")

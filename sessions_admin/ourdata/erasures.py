@@ -19,7 +19,7 @@ from typing import Any
 from django.conf import settings
 from django.db import models
 
-from sessions_admin.ourdata.jobs import Job
+from sessions_admin.ourdata.jobs import Job, encode_id
 from sessions_admin.ourdata.storename import STORE_NAME_CHARS, current_store
 
 #: The kinds a receipt counts and verifies, in the order pages show them.
@@ -39,6 +39,11 @@ def id_text(session_id: str | bytes) -> str:
     if isinstance(session_id, bytes):
         return f"x'{session_id.hex()}'"
     return str(session_id)
+
+
+def shown_principal(principal: object) -> str:
+    """A principal as our text columns keep it for display: NUL written as U+2400."""
+    return str(principal).replace("\x00", "\u2400")
 
 
 def ids_digest(session_ids: Iterable[str | bytes]) -> str:
@@ -64,7 +69,11 @@ class Erasure(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
     )
     actor = models.CharField(max_length=200, help_text="username, or the command that ran")
+    #: The principal as pages show it (NUL as U+2400, which PostgreSQL's text cannot hold).
     principal = models.TextField()
+    #: The principal exactly (:func:`~sessions_admin.ourdata.jobs.encode_id`): what
+    #: receipts are found by, so ids that read alike never share a receipt.
+    principal_key = models.TextField(default="", db_index=True)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.RUNNING)
     sessions = models.PositiveBigIntegerField(default=0)
     messages = models.PositiveBigIntegerField(default=0)
@@ -98,6 +107,11 @@ class Erasure(models.Model):
     def __str__(self) -> str:
         return f"Erasure of {self.principal!r} by {self.actor} ({self.get_status_display()})"
 
+    @classmethod
+    def of_principal(cls, principal: object) -> models.QuerySet[Erasure]:
+        """This store's receipts for exactly ``principal``."""
+        return cls.objects.filter(principal_key=encode_id(principal), store_name=current_store())
+
     def counts(self) -> dict[str, int]:
         return {kind: getattr(self, kind) for kind, _ in KINDS}
 
@@ -115,6 +129,17 @@ class Erasure(models.Model):
             "appeared_during_erasure": self.appeared,
             "session_ids_sha256": self.ids_sha256,
             "detail": self.detail,
+            "see_receipt": self.see_receipt,
+            **({"job": self._job_json()} if self.job_id else {}),
+        }
+
+    def _job_json(self) -> dict[str, Any]:
+        job = self.job
+        return {
+            "phase": job.phase,
+            "runs": job.runs,
+            "sessions_done": job.sessions,
+            "sessions_total": job.total,
         }
 
 

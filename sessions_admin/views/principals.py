@@ -164,7 +164,7 @@ def _page_context(request: HttpRequest, principal: str) -> dict:
         "erase_url": principal_url(principal, "erase"),
         "can_erase": request.user.has_perm(ERASE_PRINCIPAL) and principal != "",
         "read_only": is_read_only(),
-        "receipts": Erasure.objects.filter(principal=principal, store_name=current_store())[:20],
+        "receipts": Erasure.of_principal(principal)[:20],
     }
 
 

@@ -12,6 +12,7 @@ standard output). Exit status: 0 when the receipt says "ok", 3 when
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -24,6 +25,15 @@ from sessions_admin.management.deleting import command_actor
 from sessions_admin.ourdata.erasures import KINDS, Erasure
 from sessions_admin.store.connection import StoreError
 from sessions_admin.store.principals import footprint
+from sessions_admin.store.values import Undecodable
+
+
+def exact_principal(argument: str) -> str:
+    """The principal as typed: bytes that are not UTF-8 reach Python as lone surrogates
+    (``surrogateescape``); they name TEXT stored with exactly those bytes."""
+    if any("\udc80" <= ch <= "\udcff" for ch in argument):
+        return Undecodable(os.fsencode(argument))
+    return argument
 
 
 def _receipt_path(raw: str) -> Path | None:
@@ -50,7 +60,7 @@ class Command(BaseCommand):
         parser.add_argument("--receipt", metavar="FILE", help="also write the receipt's JSON here")
 
     def handle(self, *args, **options) -> None:
-        principal = options["principal"]
+        principal = exact_principal(options["principal"])
         target = _receipt_path(options["receipt"]) if options["receipt"] else None
         try:
             found = footprint(principal)
