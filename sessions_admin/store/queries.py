@@ -570,16 +570,31 @@ def walk_sessions(session_filter: SessionFilter, sort: str = DEFAULT_SORT) -> It
 
 def _target_stream(target: str, session_filter: SessionFilter, sort: str) -> Iterator[tuple]:
     """One target's sessions in the sort's order, raw, a growing step at a time."""
-    column, descending = SORTS[sort]
     clauses, params = session_filter.where(include_target=False)
+    return _equal_stream("target_key", target, clauses, params, sort)
+
+
+def walk_principal_sessions(principal: str, sort: str = DEFAULT_SORT) -> Iterator[SessionRow]:
+    """Every session whose row names ``principal`` exactly, the empty principal
+    included (which the list's ``?principal=`` reads as no filter), in the sort's order."""
+    for raw in _equal_stream("principal_id", principal, [], [], sort):
+        yield SessionRow.from_db(raw)
+
+
+def _equal_stream(
+    name: str, value: str, clauses: list[str], params: list[Any], sort: str
+) -> Iterator[tuple]:
+    """The sessions whose column ``name`` is ``value`` (and ``clauses``), raw, in the
+    sort's order, a growing step at a time."""
+    column, descending = SORTS[sort]
     index = SESSION_COLUMNS.index(column)
     cursor, step = None, WALK_STEP
     while True:
         key_clauses, key_params = _keyset(column, descending, cursor)
-        where = " AND ".join(["target_key = ?", *clauses, *key_clauses])
+        where = " AND ".join([f"{name} = ?", *clauses, *key_clauses])
         rows = run_sql(
             f"{_SELECT} WHERE {where} {_order(column, descending)} LIMIT {step}",
-            [target, *params, *key_params],
+            [value, *params, *key_params],
         )
         yield from rows
         if len(rows) < step:

@@ -4,7 +4,9 @@ queue is made of.
 A source is a path of this dashboard with its query: ``/sessions/?…`` (every
 list filter, ``label`` and ``sort`` included), ``/search/?…``, ``/tools/<name>/?…``
 (the sessions of those calls, first call first seen), or ``/principals/<id>/``
-(that principal's sessions, newest first). Pages are read with the screens' own
+(the sessions naming exactly that principal, newest first). A queue holds what a
+text id names and the store holds: an odd id the list shows by its description
+is counted as skipped, never stored as that description. Pages are read with the screens' own
 readers until :data:`QUEUE_MAX_ITEMS` + 1 sessions are found, so the caller can
 say the source held more.
 """
@@ -38,6 +40,9 @@ class SourceSessions:
     ids: list[str]
     #: The source listed more than QUEUE_MAX_ITEMS sessions (``ids`` holds the first ones).
     capped: bool
+    #: Sessions listed that no text id names (NULL, a BLOB, TEXT that is not UTF-8: the
+    #: list shows their descriptions), or that the store no longer holds.
+    skipped: int = 0
 
 
 def _bad(raw: str, why: str) -> BadParameter:
@@ -61,23 +66,37 @@ def sessions_of_source(raw: str, host: str) -> SourceSessions:
         segment = path[len(PRINCIPALS_PREFIX) :].removesuffix("/")
         # The principal page's own forms: the id percent-encoded, or ~/?id= for odd ones.
         principal = query.get("id", "") if segment == QUERY_FORM_MARKER else unquote(segment)
-        walk = _list_sessions(QueryDict(mutable=True), principal=principal)
+        # Exactly the sessions the principal's page counts ("" too, unlike ?principal=).
+        walk = (row.id for row in queries.walk_principal_sessions(principal))
     else:
         raise _bad(raw, "is not a list of sessions")
+    return _taken(walk)
+
+
+def _taken(walk: Iterator[object]) -> SourceSessions:
+    """The first QUEUE_MAX_ITEMS sessions of ``walk`` that a text id names and the store
+    holds; an odd id (an ``OddValue``: its description, not an id) is counted, never kept."""
     found: dict[str, None] = {}
+    odd = 0
     for session_id in walk:
-        if isinstance(session_id, str):
+        if type(session_id) is str:
             found.setdefault(session_id)
+        else:
+            odd += 1
         if len(found) > QUEUE_MAX_ITEMS:
             break
-    ids = list(found)
-    return SourceSessions(ids=ids[:QUEUE_MAX_ITEMS], capped=len(ids) > QUEUE_MAX_ITEMS)
+    listed = list(found)
+    capped = len(listed) > QUEUE_MAX_ITEMS
+    listed = listed[:QUEUE_MAX_ITEMS]
+    # The search and tool sources read our side index, which may lag the store or
+    # hold a replaced text: keep what the store holds under exactly that text.
+    present = {sid for sid in queries.existing_session_ids(listed) if type(sid) is str}
+    ids = [sid for sid in listed if sid in present]
+    return SourceSessions(ids=ids, capped=capped, skipped=odd + len(listed) - len(ids))
 
 
-def _list_sessions(query: QueryDict, principal: str | None = None) -> Iterator[str]:
+def _list_sessions(query: QueryDict) -> Iterator[str]:
     session_filter = queries.parse_filter(query)
-    if principal is not None:
-        session_filter = queries.filter_with(session_filter, principal=principal)
     sort = queries.parse_sort(query.get("sort"))
     label = label_param(query)
     if label is None:

@@ -67,7 +67,9 @@ def _make_queue(request: HttpRequest) -> HttpResponse:
     if source is None:
         raise BadParameter("source is empty: paste the URL of a list of sessions.", name="source")
     found = sessions_of_source(source, request.get_host())
-    queue = queues.make_queue(name, source, found.ids, capped=found.capped, user=request.user)
+    queue = queues.make_queue(
+        name, source, found.ids, capped=found.capped, user=request.user, skipped=found.skipped
+    )
     return HttpResponseSeeOther(reverse("review", args=[queue.pk]))
 
 

@@ -145,6 +145,9 @@ class ReviewQueue(models.Model):
     total = models.PositiveIntegerField(default=0)
     #: The source listed more than QUEUE_MAX_ITEMS sessions; the queue holds the first ones.
     capped = models.BooleanField(default=False)
+    #: Sessions the source listed that the queue left out: ids no text names (NULL, a
+    #: BLOB, TEXT that is not UTF-8), or sessions gone from the store meanwhile.
+    skipped = models.PositiveIntegerField(default=0)
 
     class Meta:
         ordering = ["-created_at", "-id"]

@@ -56,14 +56,21 @@ def make_queue(
     *,
     capped: bool,
     user: AbstractBaseUser | None,
+    skipped: int = 0,
 ) -> ReviewQueue:
-    """A queue of these sessions in this order (the first QUEUE_MAX_ITEMS), in one transaction."""
+    """A queue of these sessions in this order (the first QUEUE_MAX_ITEMS), in one
+    transaction; ``skipped`` counts what the source listed that it could not take."""
     ids = list(dict.fromkeys(session_ids))[:QUEUE_MAX_ITEMS]
     # Which sessions the items are about: one the runtime re-creates under an id is another.
     keys = feed.sort_keys(ids)
     with transaction.atomic():
         queue = ReviewQueue.objects.create(
-            name=name, source=source, created_by=user, total=len(ids), capped=capped
+            name=name,
+            source=source,
+            created_by=user,
+            total=len(ids),
+            capped=capped,
+            skipped=skipped,
         )
         _insert_items(
             queue,
