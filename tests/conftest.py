@@ -35,6 +35,7 @@ DJANGO_SIDE_MODULES = {
     "test_admin",
     "test_erasure_principals",
     "test_jobs",
+    "test_store_identity",
     "test_login_throttling",
     "test_logs",
     "test_postgres",

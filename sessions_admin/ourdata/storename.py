@@ -26,7 +26,7 @@ from pathlib import Path
 
 from django.apps import apps
 from django.conf import settings
-from django.db import DatabaseError
+from django.db import DatabaseError, transaction
 
 from sessions_admin.store.feed import store_file
 
@@ -72,9 +72,13 @@ def read_identity() -> StoreIdentity | None:
 def _legacy_rows_exist(name: str) -> bool:
     """Whether our tables already hold rows under ``name`` (a folder from before identities)."""
     try:
-        for label in ("DeletionAudit", "Note", "ReviewQueue"):
-            if apps.get_model("sessions_admin", label).objects.filter(store_name=name).exists():
-                return True
+        # A savepoint: during the migrations that add these columns the query fails,
+        # and on PostgreSQL a failed query would abort the migration's transaction.
+        with transaction.atomic():
+            for label in ("DeletionAudit", "Note", "ReviewQueue"):
+                model = apps.get_model("sessions_admin", label)
+                if model.objects.filter(store_name=name).exists():
+                    return True
     except (DatabaseError, LookupError):
         return False
     return False
