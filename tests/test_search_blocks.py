@@ -126,23 +126,42 @@ def test_paging_through_the_search_shows_exactly_the_sessions_and_hits_that_say_
 ):
     run(store, operations)
     want = matching_ids(store, query)
-    shown: list[int] = []
-    sessions: set[str] = set()
-    before = None
-    for _ in range(100):
-        page = search.search(SearchQuery(q=query, before_id=before))
-        assert page.mode == "index"
-        for group in page.groups:
-            sessions.add(group.session_id)
-            shown.extend(hit.message.id for hit in group.hits)
-        before = page.next_before_id
-        if before is None:
-            break
+    pages = every_page(query)
+    assert all(page.mode == "index" for page in pages)
+    sessions = [group.session_id for page in pages for group in page.groups]
+    shown = [hit.message.id for page in pages for group in page.groups for hit in group.hits]
     rows = store.execute("SELECT id, session_id FROM session_messages")
     session_of = dict(rows)
-    assert sessions == {session_of[mid] for mid in want}
+    assert sorted(sessions) == sorted({session_of[mid] for mid in want})  # each once
     assert set(shown) <= set(want)
     assert len(shown) == len(set(shown))
+
+
+def every_page(query: str) -> list[search.SearchPage]:
+    """The first page and every "More sessions" page after it."""
+    pages: list[search.SearchPage] = []
+    before = None
+    for _ in range(100):
+        pages.append(search.search(SearchQuery(q=query, before_id=before)))
+        before = pages[-1].next_before_id
+        if before is None:
+            return pages
+    raise AssertionError("the pages never ended")
+
+
+@STORE_DB
+@pytest.mark.parametrize("query", ["heron", "he"])
+def test_following_every_page_shows_each_session_once_when_their_messages_interleave(
+    store, var_dir, small_blocks, query
+):
+    """Two sessions a page: s0 and s1 say it again after s2 and s3 did (a store that
+    changed between passes), so their older messages fall on the second page."""
+    says = [("append", f"s{n}", "heron", None) for n in (0, 1, 2, 3, 0, 1)]
+    run(store, [says[0], says[1], ("sync", 1), says[2], says[3], ("sync", 2), says[4], says[5]])
+    pages = every_page(query)
+    assert pages[0].mode == ("index" if query == "heron" else "scan-short")
+    shown = [group.session_id for page in pages for group in page.groups]
+    assert sorted(shown) == ["s0", "s1", "s2", "s3"]
 
 
 @STORE_DB

@@ -643,6 +643,18 @@ def messages_by_id(message_ids: Sequence[int]) -> dict[int, FeedMessage]:
     return found
 
 
+def session_message_ids(session_id: str, from_id: int) -> list[int]:
+    """The ids of one session's messages with ``id >= from_id``, ascending: read from the
+    store's session index alone (no message's text), for the search to check a few."""
+    if from_id > INT_MAX:
+        return []
+    rows = run_sql(
+        "SELECT id FROM session_messages WHERE session_id = ? AND id >= ?",
+        (session_id, max(from_id, INT_MIN)),
+    )
+    return sorted(row[0] for row in rows)
+
+
 #: What a read of the store raises when the store cannot be read (gone, locked, damaged).
 READ_ERRORS: tuple[type[Exception], ...] = (DatabaseError, StoreError)
 

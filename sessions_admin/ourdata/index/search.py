@@ -161,13 +161,34 @@ def freshness(side: sqlite3.Connection | None) -> Freshness:
 
 
 class _Collector:
-    """Groups verified hits by session, newest first, until the page is full."""
+    """Groups verified hits by session, newest first, until the page is full.
 
-    def __init__(self, query: SearchQuery) -> None:
+    A session is shown once, on the page of its newest hit: a page that resumes
+    below a cursor passes over the sessions ``shown_before`` names (they have a
+    hit at or above it), whose older hits would otherwise show them again.
+    """
+
+    def __init__(
+        self, query: SearchQuery, shown_before: Callable[[str], bool] = lambda _: False
+    ) -> None:
         self.query = query
+        self.shown_before = shown_before
         self.groups: dict[str, SessionGroup] = {}
+        self.passed: set[str] = set()
         self.next_before_id: int | None = None
         self.full = False
+
+    def offer(self, message: FeedMessage) -> bool:
+        """Add a verified hit, unless its session was shown on an earlier page (False)."""
+        sid = message.session_id
+        if sid not in self.groups:
+            if sid in self.passed:
+                return False
+            if self.query.before_id is not None and self.shown_before(sid):
+                self.passed.add(sid)
+                return False
+        self.add(message)
+        return True
 
     def add(self, message: FeedMessage) -> None:
         group = self.groups.get(message.session_id)
@@ -188,13 +209,6 @@ class _Collector:
             group.hits.append(Hit(message, snippet(fields, self.query.folded)))
         else:
             group.more += 1
-
-    def take(self, messages: list[FeedMessage]) -> None:
-        for message in messages:
-            if self.full:
-                return
-            if self.query.matches(message):
-                self.add(message)
 
 
 def _scan_range(
@@ -224,7 +238,7 @@ def _scan_range(
             page.scanned += 1
             page.scanned_back_to = message
             if query.matches(message):
-                collector.add(message)
+                collector.offer(message)
         cursor = batch[-1].id
     return collector.next_before_id
 
@@ -417,6 +431,68 @@ def _session_hits(
     return kept[:limit]
 
 
+class _EarlierPages:
+    """Whether a session has a hit at or above the page's cursor: it was shown on an
+    earlier page (the page of its newest hit) and is not shown again.
+
+    The messages the index holds are checked through it (the session's blocks
+    that match, expanded into its messages that pass the filters); the rest
+    (all of them, without an index) are read from the store by id. Every
+    candidate is checked against the store's row, as hits are.
+    """
+
+    def __init__(
+        self, query: SearchQuery, side: sqlite3.Connection | None, indexed_through: int
+    ) -> None:
+        self.query = query
+        self.side = side
+        self.indexed_through = indexed_through if side is not None else feed.BEFORE_FIRST_ID
+
+    def shown(self, session_id: str) -> bool:
+        cursor = self.query.before_id
+        if cursor is None:
+            return False
+        newer = feed.session_message_ids(session_id, max(cursor, self.indexed_through + 1))
+        if self._says_it(newer):
+            return True
+        indexed = self._indexed(session_id, cursor) if cursor <= self.indexed_through else ()
+        return any(self._says_it(candidates) for candidates in indexed)
+
+    def _says_it(self, message_ids: list[int]) -> bool:
+        for at in range(0, len(message_ids), CANDIDATE_BATCH):
+            found = feed.messages_by_id(message_ids[at : at + CANDIDATE_BATCH])
+            if any(self.query.matches(message) for message in found.values()):
+                return True
+        return False
+
+    def _indexed(self, session_id: str, cursor: int) -> Iterator[list[int]]:
+        """The session's messages from ``cursor`` up that the index names for the query,
+        one matching block at a time, oldest first."""
+        side = self.side
+        filters = _filters(side, self.query, feed.INT_MAX)
+        row = side.execute("SELECT key FROM search_sessions WHERE id = ?", [session_id]).fetchone()
+        if filters is None or row is None:
+            return
+        match = fts_query(self.query.folded)
+        for high, low in side.execute(
+            "SELECT b.high, b.low FROM search_messages AS h CROSS JOIN search_blocks AS b "
+            "ON b.high = h.id WHERE h.session = ? AND h.id >= ? ORDER BY h.id",
+            [row[0], cursor],
+        ).fetchall():
+            # One block at a time: FTS5 seeks "rowid = ?", but scans for "rowid IN (...)".
+            if side.execute(
+                "SELECT 1 FROM search_text WHERE search_text MATCH ? AND rowid = ?", [match, high]
+            ).fetchone():
+                yield [
+                    mid
+                    for (mid,) in side.execute(
+                        "SELECT m.id FROM search_messages AS m WHERE m.session = ? "
+                        f"AND m.id BETWEEN ? AND ? AND {filters.messages}",
+                        [row[0], max(low, cursor), high, *filters.message_params],
+                    )
+                ]
+
+
 def _search_index(
     side: sqlite3.Connection, query: SearchQuery, collector: _Collector, page: SearchPage
 ) -> int | None:
@@ -432,8 +508,9 @@ def _search_index(
     # Session keys whose group already has its snippets: their further candidates
     # are counted, not read from the store (a busy session's thousands of hits
     # would otherwise be checked one by one before the page finds its sessions),
-    # and their blocks are not expanded into messages.
-    settled: dict[int, SessionGroup] = {}
+    # and their blocks are not expanded into messages. None: a session shown on an
+    # earlier page, whose candidates are passed over.
+    settled: dict[int, SessionGroup | None] = {}
     batches = _candidates(side, query, before, settled)
     if batches is None:
         return None
@@ -441,12 +518,16 @@ def _search_index(
         rows = feed.messages_by_id([mid for mid, key in batch if key not in settled])
         for mid, key in batch:
             if key in settled:
-                settled[key].unchecked += 1
+                group = settled[key]
+                if group is not None:
+                    group.unchecked += 1
                 continue
             message = rows.get(mid)
             if message is None or not query.matches(message):
                 continue
-            collector.add(message)
+            if not collector.offer(message):
+                settled[key] = None
+                continue
             if collector.full:
                 return collector.next_before_id
             group = collector.groups[message.session_id]
@@ -484,7 +565,8 @@ def _search_pages(query: SearchQuery, *, use_index: bool = True) -> tuple[Search
         else:
             mode = "index" if indexed else "scan-no-index"
         page = SearchPage(query, mode, [], [], None, fresh)
-        collector = _Collector(query)
+        earlier = _EarlierPages(query, side if indexed else None, fresh.last_id)
+        collector = _Collector(query, earlier.shown)
         if indexed:
             if query.before_id is None:
                 page.session_hits = _session_hits(side, query)
