@@ -117,11 +117,13 @@ class Browser:
         conn.close()
         return result
 
-    def submit(self, path: str, fields: dict[str, str]) -> Response:
-        """GET the form at ``path`` and POST ``fields`` back with its CSRF token."""
+    def submit(self, path: str, fields: dict[str, str], to: str | None = None) -> Response:
+        """GET the form at ``path`` and POST ``fields`` with its CSRF token (to ``to``, if
+        the form's action is another URL)."""
         form = self.request("GET", path).body
         token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', form).group(1)
-        return self.request("POST", path, urlencode({"csrfmiddlewaretoken": token, **fields}))
+        body = urlencode({"csrfmiddlewaretoken": token, **fields})
+        return self.request("POST", to or path, body)
 
     def log_in(self, username: str, password: str, path: str = "/login/") -> Response:
         return self.submit(path, {"username": username, "password": password})
@@ -136,6 +138,8 @@ class Deployment:
     log: Path
     outputs: dict[str, str]
     python: str = sys.executable
+    #: What the README starts beside the server (the job worker).
+    background: list[subprocess.Popen] = field(default_factory=list)
 
     def manage(self, *args: str) -> subprocess.CompletedProcess:
         """``python manage.py ARGS`` in the deployed copy, as an operator would run it."""
@@ -155,12 +159,13 @@ class Deployment:
         return self.log.read_text(errors="replace").splitlines()
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
+        for process in [self.process, *self.background]:
+            if process.poll() is None:
+                process.send_signal(signal.SIGTERM)
+                try:
+                    process.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    process.kill()
 
 
 def clean_environment(**extra: str) -> dict[str, str]:
@@ -217,7 +222,21 @@ def deploy(
         **extra_env,
     )
     outputs: dict[str, str] = {}
+    background: list[subprocess.Popen] = []
     for step in steps:
+        if step[-1] == "&":
+            # The job worker: it runs beside the server, as the README starts it.
+            log = (workdir / f"{step[0]}.log").open("w")
+            background.append(
+                subprocess.Popen(
+                    [python, "manage.py", *step[:-1]],
+                    cwd=repo,
+                    env=env,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                )
+            )
+            continue
         if step == ["createsuperuser"]:
             # The README's step asks for a password at the terminal; the same, unattended:
             step = [*step, "--noinput", "--username", "admin", "--email", "admin@example.com"]
@@ -232,7 +251,7 @@ def deploy(
         assert done.returncode == 0, f"manage.py {' '.join(step)}:\n{done.stdout}{done.stderr}"
         outputs[" ".join(step)] = done.stdout + done.stderr
     process, port, log = serve(repo, env, server, workdir / "gunicorn.log", python)
-    deployment = Deployment(repo, env, port, process, log, outputs, python)
+    deployment = Deployment(repo, env, port, process, log, outputs, python, background)
     wait_until_healthy(deployment)
     return deployment
 

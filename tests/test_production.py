@@ -15,6 +15,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from urllib.parse import quote
 
 import pytest
@@ -39,6 +40,8 @@ AWKWARD_IDS = {
 }
 
 
+#: Sessions of the principal the erasure test erases through the deployed site.
+ERASED = 3
 #: What requirements-dev.txt adds, by import name: none of it may reach a server.
 DEV_ONLY = ["pytest", "pytest_django", "playwright", "hypothesis", "ruff", "locust"]
 #: What the server does run, by import name.
@@ -55,6 +58,10 @@ def store(tmp_path_factory) -> StoreBuilder:
         builder.add_message(session_id, content=f"message of {title}")
     builder.add_session("doomed", title="title: to be deleted")
     builder.add_message("doomed", content="message of the doomed one")
+    for n in range(ERASED):
+        builder.add_session(f"theirs-{n}", principal="user:erase-me", title="to be erased")
+        builder.add_message(f"theirs-{n}", content="a message of theirs")
+        (builder.frames_root / f"theirs-{n}").mkdir()
     return builder
 
 
@@ -104,6 +111,7 @@ def test_the_readme_lists_every_step_the_issue_names():
         "sync_index --quiet",
         "sync_index --verify",
         "createsuperuser",
+        "run_jobs &",
     ]
     assert server[:2] == ["-c", "gunicorn.conf.py"]
 
@@ -119,6 +127,18 @@ def test_the_readme_systemd_unit_is_the_one_in_docs_and_runs_follow():
     assert settings["KillSignal"] == "SIGTERM"  # what sync_index stops cleanly on
 
 
+def test_the_readme_jobs_unit_is_the_one_in_docs_and_runs_the_worker():
+    readme = (ROOT / "README.md").read_text()
+    units = [block.split("```", 1)[0] for block in readme.split("```ini\n")[1:]]
+    (unit,) = [u for u in units if "run_jobs" in u]
+    assert unit == (ROOT / "docs" / "sessions-admin-jobs.service").read_text()
+    settings = dict(
+        line.split("=", 1) for line in unit.splitlines() if "=" in line and line[0] != "#"
+    )
+    assert settings["ExecStart"].endswith("python manage.py run_jobs")
+    assert settings["KillSignal"] == "SIGTERM"  # what run_jobs stops cleanly on
+
+
 def test_the_steps_run_on_a_clean_copy_and_the_deploy_check_finds_nothing(deployed):
     assert (deployed.repo / "var" / "django.sqlite3").exists()  # made by the first step
     # Silenced: only the two HSTS choices the README sets to 0 on purpose.
@@ -129,7 +149,7 @@ def test_the_verify_step_finds_no_drift_after_the_sync_step(deployed):
     # deploy() ran the README's `sync_index --verify` and required exit status 0.
     verified = deployed.outputs["sync_index --verify"]
     assert "No drift: the index and the rollups equal the store." in verified
-    assert f"Checked {len(AWKWARD_IDS) + 1} sessions" in verified
+    assert f"Checked {len(AWKWARD_IDS) + 1 + ERASED} sessions" in verified
 
 
 def test_verify_from_the_server_venv_exits_1_on_drift_and_prints_it(deployed, tmp_path):
@@ -291,3 +311,22 @@ def test_a_hup_restart_replaces_the_workers_without_dropping_a_request(deployed)
     log = "\n".join(deployed.log_lines())
     assert "Handling signal: hup" in log.lower() or "hang up" in log.lower(), log[-2000:]
     assert deployed.process.poll() is None
+
+
+def test_an_erasure_posted_to_the_site_is_carried_out_by_the_readmes_worker(deployed, store):
+    browser = deployed.browser()
+    browser.log_in("admin", PASSWORD)
+    principal = "/principals/user%3Aerase-me/"
+    phrase = {"confirm": f"erase {ERASED} sessions of user:erase-me"}
+    posted = browser.submit(principal, phrase, to=principal + "erase/")
+    assert posted.status == 303
+    receipt = posted.headers["Location"]
+    deadline = time.monotonic() + 60
+    while "Done" not in (page := browser.request("GET", receipt).body):
+        assert time.monotonic() < deadline, page
+        time.sleep(0.5)
+    assert "0 left" in page
+    assert store.execute("SELECT count(*) FROM sessions WHERE principal_id = 'user:erase-me'") == [
+        (0,)
+    ]
+    assert not any(store.frames_root.glob("theirs-*"))
