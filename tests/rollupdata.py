@@ -155,10 +155,9 @@ def reference_principal_totals(store: StoreBuilder) -> dict[str, tuple]:
         "SELECT coalesce(s.principal_id, ''), count(*), sum(n), "
         "min(min(coalesce(lo, c), coalesce(c, lo))), max(max(coalesce(hi, c), coalesce(c, hi))) "
         f"FROM (SELECT id, principal_id, {created} AS c FROM sessions) s "
-        # A session's first message is its first by id (as the rollups keep it).
-        "LEFT JOIN (SELECT session_id, count(*) AS n, max(ts) AS hi, "
-        "(SELECT ts FROM session_messages f WHERE f.session_id = g.session_id ORDER BY id "
-        "LIMIT 1) AS lo FROM session_messages g GROUP BY session_id) m ON m.session_id = s.id "
+        # A session's first activity is its earliest message, whatever its id.
+        "LEFT JOIN (SELECT session_id, count(*) AS n, max(ts) AS hi, min(ts) AS lo "
+        "FROM session_messages GROUP BY session_id) m ON m.session_id = s.id "
         "GROUP BY 1"
     )
     calls: dict[str, list[int]] = {}
