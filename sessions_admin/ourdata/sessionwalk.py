@@ -31,11 +31,10 @@ Only the differences are held in memory. A session whose id is not
 text the index can hold exactly (a BLOB, or TEXT that is not valid UTF-8) is
 counted: the list then reads its filters from the store. A BLOB id is not
 indexed at all (no message can name it). TEXT that is not valid UTF-8 is held
-under its text with replacement characters, as the batches take it in (its
-messages are searched like any other), and is compared under that text here:
-walking past it as unknown made every pass after a build forget it. Two
-such ids that read alike (they differ only in their invalid bytes) are held
-as one session.
+under its exact bytes (:func:`sidedb.bind_id`), its messages searched like any
+other's, and compared as such here: walking past it as unknown made every
+pass after a build forget it, and holding it under its text with replacement
+characters made two ids that read alike one session.
 """
 
 from __future__ import annotations
@@ -130,7 +129,8 @@ def _ours(side: sqlite3.Connection, blocks: list[int]) -> list[tuple[int, str, b
     rows: list[tuple[int, str, bytes]] = []
     for first, last in feed.block_ranges(blocks):
         rows.extend(
-            side.execute(
+            (srowid, sidedb.read_id(sid), sig)
+            for srowid, sid, sig in side.execute(
                 "SELECT srowid, id, sig FROM sync_sessions WHERE srowid BETWEEN ? AND ? "
                 "ORDER BY srowid, sig",
                 (first, last),
@@ -240,7 +240,7 @@ def _allow_for_skew(side: sqlite3.Connection, result: Walk) -> None:
     in again as the store has it when the pass reads its row.
     """
     if result.new:
-        held = {sid for (sid,) in _held_ids(side, result.new)}
+        held = set(_held_ids(side, result.new))
         if held:
             again = [sid for sid in result.new if sid in held]  # the store's ids
             result.new = [sid for sid in result.new if sid not in held]
@@ -252,11 +252,17 @@ def _allow_for_skew(side: sqlite3.Connection, result: Walk) -> None:
             result.moved = sorted({*result.moved, *present})
 
 
-def _held_ids(side: sqlite3.Connection, session_ids: list[str]) -> list[tuple[str]]:
-    rows: list[tuple[str]] = []
+def _held_ids(side: sqlite3.Connection, session_ids: list[str]) -> list[str]:
+    rows: list[str] = []
     for chunk in chunks(session_ids):
         marks = placeholders(len(chunk))
-        rows += side.execute(f"SELECT id FROM sync_sessions WHERE id IN ({marks})", chunk)
+        rows += [
+            sidedb.read_id(sid)
+            for (sid,) in side.execute(
+                f"SELECT id FROM sync_sessions WHERE id IN ({marks})",
+                [sidedb.bind_id(sid) for sid in chunk],
+            )
+        ]
     return rows
 
 

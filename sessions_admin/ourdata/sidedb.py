@@ -36,6 +36,8 @@ from urllib.parse import quote
 
 from django.conf import settings
 
+from sessions_admin.store.feed import Undecodable
+
 #: FTS5's ``contentless_delete`` arrived in SQLite 3.43.0.
 MIN_SQLITE = (3, 43, 0)
 
@@ -265,6 +267,17 @@ def _reusable(conn: sqlite3.Connection) -> bool:
         return True
     except Exception:
         return False  # a broken connection is closed, never kept
+
+
+def bind_id(session_id: str) -> str | bytes:
+    """A session id as the side database holds it: its text, or for TEXT that is not
+    valid UTF-8 its exact bytes, as a BLOB (two such ids that read alike stay two)."""
+    return session_id.raw if isinstance(session_id, Undecodable) else session_id
+
+
+def read_id(value: str | bytes) -> str:
+    """A session id read back from the side database: :func:`bind_id` undone."""
+    return Undecodable(value) if isinstance(value, bytes) else value
 
 
 def run_script(conn: sqlite3.Connection, script: str) -> None:

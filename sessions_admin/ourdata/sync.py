@@ -263,9 +263,10 @@ def _held(side: sqlite3.Connection, session_ids: Iterable[str]) -> dict[str, _He
     for chunk in chunks(list(session_ids)):
         marks = placeholders(len(chunk))
         found.update(
-            (sid, _Held(sig, ident))
+            (sidedb.read_id(sid), _Held(sig, ident))
             for sid, sig, ident in side.execute(
-                f"SELECT id, sig, ident FROM sync_sessions WHERE id IN ({marks})", chunk
+                f"SELECT id, sig, ident FROM sync_sessions WHERE id IN ({marks})",
+                [sidedb.bind_id(sid) for sid in chunk],
             )
         )
     return found
@@ -276,14 +277,16 @@ def _remember(side: sqlite3.Connection, rows: Iterable[FeedSession]) -> None:
         "INSERT INTO sync_sessions (id, srowid, sig, ident) VALUES (?, ?, ?, ?) "
         "ON CONFLICT (id) DO UPDATE SET srowid = excluded.srowid, sig = excluded.sig, "
         "ident = excluded.ident",
-        [(row.id, row.rowid, row.sig, row.ident) for row in rows],
+        [(sidedb.bind_id(row.id), row.rowid, row.sig, row.ident) for row in rows],
     )
 
 
 def _forget_in(side: sqlite3.Connection, session_ids: Sequence[str]) -> None:
     for listener in listeners():
         listener.forget_sessions(side, session_ids)
-    side.executemany("DELETE FROM sync_sessions WHERE id = ?", [(sid,) for sid in session_ids])
+    side.executemany(
+        "DELETE FROM sync_sessions WHERE id = ?", [(sidedb.bind_id(sid),) for sid in session_ids]
+    )
 
 
 def _feed_messages(side: sqlite3.Connection, messages: Sequence[FeedMessage]) -> None:

@@ -72,7 +72,7 @@ class Verdict:
 
 def _side_sessions(side: sqlite3.Connection) -> dict[str, tuple]:
     return {
-        row[0]: row[1:]
+        sidedb.read_id(row[0]): row[1:]
         for row in side.execute(
             "SELECT id, target_key, profile_key, principal_id, fold FROM search_sessions"
         )
@@ -90,10 +90,12 @@ class _Settled:
 
 def _check_sessions(side: sqlite3.Connection, verdict: Verdict) -> _Settled:
     """Compare every session row the last pass saw as it is now."""
-    kept = dict(side.execute("SELECT id, sig FROM sync_sessions"))
+    kept = {
+        sidedb.read_id(sid): sig for sid, sig in side.execute("SELECT id, sig FROM sync_sessions")
+    }
     indexed = _side_sessions(side)
     rolled = {
-        row[0]: row[1:]
+        sidedb.read_id(row[0]): row[1:]
         for row in side.execute("SELECT session_id, target, profile, principal FROM rollup_session")
     }
     settled = _Settled()
@@ -130,13 +132,17 @@ def _check_sessions(side: sqlite3.Connection, verdict: Verdict) -> _Settled:
 def _check_messages(
     side: sqlite3.Connection, settled: _Settled, stats: dict[str, MessageStats], verdict: Verdict
 ) -> None:
-    index = dict(
-        side.execute(
+    index = {
+        sidedb.read_id(sid): n
+        for sid, n in side.execute(
             "SELECT s.id, count(*) FROM search_messages AS m "
             "JOIN search_sessions AS s ON s.key = m.session GROUP BY s.id"
         )
-    )
-    rollups = dict(side.execute("SELECT session_id, messages FROM rollup_session"))
+    }
+    rollups = {
+        sidedb.read_id(sid): n
+        for sid, n in side.execute("SELECT session_id, messages FROM rollup_session")
+    }
     for sid in sorted(settled.rows):
         want = stats[sid].count if sid in stats else 0
         for where, have in (("index", index.get(sid, 0)), ("rollups", rollups.get(sid, 0))):
@@ -167,7 +173,7 @@ def _check_calls(
     verdict: Verdict,
 ) -> None:
     held = {
-        digest: (tool, ts, bool(failed), target, profile, sid)
+        (sidedb.read_id(sid), digest): (tool, ts, bool(failed), target, profile)
         for sid, digest, tool, ts, failed, target, profile in side.execute(
             f"SELECT s.session_id, c.call_id, t.name, c.ts, c.failed, p.target, p.profile "
             f"FROM {CALLS_NAMED}"
@@ -184,18 +190,18 @@ def _check_calls(
     for (sid, key), (tool, ts, failed) in store.items():
         digest = call_digest(sid, key)
         if sid not in settled:
-            held.pop(digest, None)
+            held.pop((sid, digest), None)
             continue
-        have = held.pop(digest, None)
+        have = held.pop((sid, digest), None)
         want = (tool, NO_TIME if ts is None else ts, failed)
         if have is None:
             verdict.add("calls", f"{sid!r} {key}: {tool} in the store, not in the rollups")
         elif have[:3] != want:
             verdict.add("calls", f"{sid!r} {key}: rollups hold {have[:3]!r}, store {want!r}")
-    for digest, have in held.items():
-        if have[5] in settled:
+    for (sid, digest), have in held.items():
+        if sid in settled:
             verdict.add(
-                "calls", f"{have[5]!r} call #{digest}: {have[0]} in the rollups, not in the store"
+                "calls", f"{sid!r} call #{digest}: {have[0]} in the rollups, not in the store"
             )
     _check_cells(side, verdict)
 

@@ -73,7 +73,9 @@ class Undecodable(OddValue):
     """TEXT whose bytes are not valid UTF-8: the text with U+FFFD for the bad bytes.
 
     ``raw`` holds the bytes as stored, so a delete or a lookup can name the
-    row exactly (``CAST(? AS TEXT)`` over them).
+    row exactly (``CAST(? AS TEXT)`` over them). It equals only a value of the
+    same bytes: ``b"a\\xff"`` and ``b"a\\xfe"`` read alike but are two ids, and
+    neither is the valid text ``"a\\ufffd"``, so sets and dicts of ids keep them apart.
     """
 
     __slots__ = ()
@@ -88,14 +90,19 @@ class Undecodable(OddValue):
     def __reduce__(self) -> tuple:
         return (Undecodable, (self.raw,))
 
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Undecodable) and self.raw == other.raw
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
+    def __hash__(self) -> int:
+        return hash((Undecodable, self.raw))
+
 
 def exact_key(value: object) -> object:
-    """A key that tells stored values apart where ``==`` does not.
-
-    An :class:`Undecodable` equals its replaced text (so the side index, which
-    keeps that text, finds it), but ``b"a\\xff"`` and ``b"a\\xfe"`` read alike
-    and name different rows: a set of ids to delete is keyed by this.
-    """
+    """A key that tells stored values apart, for code that holds them beside other
+    types (an :class:`Undecodable` already equals only a value of its bytes)."""
     return (Undecodable, value.raw) if isinstance(value, Undecodable) else value
 
 

@@ -33,7 +33,7 @@ from collections.abc import Sequence
 from sessions_admin.ourdata import sidedb
 from sessions_admin.ourdata.index import textindex, textwriter
 from sessions_admin.ourdata.index.text import FIELD_SEPARATOR, document, fold
-from sessions_admin.ourdata.sidedb import run_script
+from sessions_admin.ourdata.sidedb import bind_id, read_id, run_script
 from sessions_admin.ourdata.sync import SideLayoutChanged
 from sessions_admin.sqlhelpers import chunks, id_above, placeholders
 from sessions_admin.store import feed
@@ -73,14 +73,12 @@ _TABLES = (
 
 def session_keys(side: sqlite3.Connection, session_ids: Sequence[str]) -> dict[str, int]:
     """The keys of these sessions, creating a bare row for those new to the index."""
-    ids = list(dict.fromkeys(session_ids))
-    side.executemany(
-        "INSERT OR IGNORE INTO search_sessions (id) VALUES (?)", [(sid,) for sid in ids]
-    )
+    ids = [bind_id(sid) for sid in dict.fromkeys(session_ids)]
+    side.executemany("INSERT OR IGNORE INTO search_sessions (id) VALUES (?)", [(i,) for i in ids])
     keys: dict[str, int] = {}
     for chunk in chunks(ids):
         keys.update(
-            (sid, key)
+            (read_id(sid), key)
             for key, sid in side.execute(
                 f"SELECT key, id FROM search_sessions WHERE id IN ({placeholders(len(chunk))})",
                 chunk,
@@ -183,7 +181,7 @@ class SearchIndex:
         textwriter.add_messages(side, batch)
 
     def update_sessions(self, side: sqlite3.Connection, sessions: Sequence[FeedSession]) -> None:
-        ids = [s.id for s in sessions]
+        ids = [bind_id(s.id) for s in sessions]
         before: dict[str, tuple[int, str | None, str | None]] = {}
         for chunk in chunks(ids):
             for key, sid, folded, principal in side.execute(
@@ -191,7 +189,7 @@ class SearchIndex:
                 f"WHERE id IN ({placeholders(len(chunk))}) AND fold IS NOT NULL",
                 chunk,
             ):
-                before[sid] = (key, folded, principal)
+                before[read_id(sid)] = (key, folded, principal)
         folds = {s.id: fold(s.title or "") + FIELD_SEPARATOR + fold(s.id) for s in sessions}
         side.executemany(
             "INSERT INTO search_sessions (id, target_key, profile_key, principal_id, fold, "
@@ -202,7 +200,7 @@ class SearchIndex:
             "created_at = excluded.created_at, last_active = excluded.last_active",
             [
                 (
-                    s.id,
+                    bind_id(s.id),
                     s.target_key,
                     s.profile_key,
                     s.principal_id,
@@ -229,7 +227,7 @@ class SearchIndex:
         )
 
     def forget_sessions(self, side: sqlite3.Connection, session_ids: Sequence[str]) -> None:
-        ids = list(session_ids)
+        ids = [bind_id(sid) for sid in session_ids]
         for chunk in chunks(ids):
             keys = [
                 row[0]

@@ -295,8 +295,14 @@ def _filters(side: sqlite3.Connection, query: SearchQuery, upper: int) -> _Filte
     if query.sessions is not None:
         # A label's sessions: blocks of other sessions are passed over here, before
         # the store is asked for anything, so a page fills with the label's.
-        session_clauses.append("s.id IN (SELECT value FROM json_each(?))")
-        session_params.append(json.dumps(sorted(query.sessions)))
+        # Ids held as text, and those held as their exact bytes (sidedb.bind_id), in hex.
+        held = [sidedb.bind_id(sid) for sid in sorted(query.sessions)]
+        session_clauses.append(
+            "(s.id IN (SELECT value FROM json_each(?)) "
+            "OR s.id IN (SELECT unhex(value) FROM json_each(?)))"
+        )
+        session_params.append(json.dumps([sid for sid in held if isinstance(sid, str)]))
+        session_params.append(json.dumps([sid.hex() for sid in held if isinstance(sid, bytes)]))
     return _Filters(" AND ".join(message_clauses), message_params, session_clauses, session_params)
 
 
@@ -412,7 +418,7 @@ def _session_hits(
         "ON s.key = t.rowid WHERE search_session_text MATCH ? ORDER BY t.rowid DESC LIMIT ?",
         (fts_query(query.folded), limit * 5),
     ).fetchall()
-    found = feed.sessions_by_id([row[0] for row in rows])
+    found = feed.sessions_by_id([sidedb.read_id(row[0]) for row in rows])
     kept = [
         s
         for s in found.values()
@@ -470,7 +476,9 @@ class _EarlierPages:
         one matching block at a time, oldest first."""
         side = self.side
         filters = _filters(side, self.query, feed.INT_MAX)
-        row = side.execute("SELECT key FROM search_sessions WHERE id = ?", [session_id]).fetchone()
+        row = side.execute(
+            "SELECT key FROM search_sessions WHERE id = ?", [sidedb.bind_id(session_id)]
+        ).fetchone()
         if filters is None or row is None:
             return
         match = fts_query(self.query.folded)

@@ -104,7 +104,7 @@ def _ids(
                 clauses.append(f"key IN ({placeholders(len(keys))})")
                 params.extend(keys)
     sql = f"SELECT id, {column} FROM search_sessions WHERE {' AND '.join(clauses)} {order} LIMIT ?"
-    return [(row[0], row[1]) for row in side.execute(sql, [*params, limit])]
+    return [(sidedb.read_id(row[0]), row[1]) for row in side.execute(sql, [*params, limit])]
 
 
 def page_ids(

@@ -25,6 +25,7 @@ from sessions_admin.ourdata.rollups.schema import (
     bucket_of,
     duration_band,
 )
+from sessions_admin.ourdata.sidedb import bind_id
 
 
 @dataclass
@@ -169,7 +170,7 @@ def apply(side: sqlite3.Connection, d: Deltas) -> None:
     side.executemany(
         "INSERT INTO rollup_session_hour (session_id, bucket, messages) VALUES (?, ?, ?) "
         "ON CONFLICT DO UPDATE SET messages = messages + excluded.messages",
-        [(*key, n) for key, n in d.session_hour.items() if n > 0],
+        [(bind_id(sid), hour, n) for (sid, hour), n in d.session_hour.items() if n > 0],
     )
     _apply_bands(side, d.bands)
     _apply_last(side, d.last)

@@ -27,6 +27,7 @@ from sessions_admin.ourdata.rollups.schema import (
     call_names,
     duration_band,
 )
+from sessions_admin.ourdata.sidedb import bind_id, read_id
 from sessions_admin.sqlhelpers import chunks, placeholders
 from sessions_admin.store.feed import FeedMessage, FeedSession
 from sessions_admin.store.toolcalls import call_key, is_tool_call, reports_error
@@ -134,12 +135,13 @@ class RollupListener:
         for chunk in chunks(ids):
             marks = placeholders(len(chunk))
             sessions = _load_sessions(side, set(chunk))
+            bound = [bind_id(sid) for sid in chunk]
             for sid, bucket, n in side.execute(
                 f"SELECT session_id, bucket, messages FROM rollup_session_hour "
                 f"WHERE session_id IN ({marks})",
-                chunk,
+                bound,
             ):
-                s = sessions[sid]
+                s = sessions[read_id(sid)]
                 ts = None if bucket == NO_TIME else bucket * HOUR_MS
                 for grain, ms in GRAINS.items():
                     deltas.activity[(grain, bucket_of(ts, ms), s.target, s.profile)][0] -= n
@@ -159,7 +161,7 @@ class RollupListener:
                 f"DELETE FROM rollup_call WHERE session IN ({placeholders(len(keys))})", keys
             )
             for table in ("rollup_session", "rollup_session_hour"):
-                side.execute(f"DELETE FROM {table} WHERE session_id IN ({marks})", chunk)
+                side.execute(f"DELETE FROM {table} WHERE session_id IN ({marks})", bound)
             _drop_unused_names(side, gone)
         apply(side, deltas)
         _stamp(side)
@@ -240,10 +242,10 @@ def _load_sessions(side: sqlite3.Connection, ids: set[str]) -> dict[str, Session
         rows = side.execute(
             "SELECT session_id, target, profile, principal, first_ts, last_ts, messages, "
             f"created_at, key FROM rollup_session WHERE session_id IN ({placeholders(len(chunk))})",
-            chunk,
+            [bind_id(sid) for sid in chunk],
         )
         for sid, *rest, key in rows:
-            found[sid] = session = Session(*rest)
+            found[read_id(sid)] = session = Session(*rest)
             session.stored_last = session.last_ts
             session.key = key
     return found
@@ -367,18 +369,19 @@ def _write_sessions(side: sqlite3.Connection, sessions: dict[str, Session]) -> N
         "SET first_ts = excluded.first_ts, last_ts = excluded.last_ts, "
         "messages = excluded.messages, created_at = excluded.created_at",
         [
-            (sid, s.target, s.profile, s.principal, s.first_ts, s.last_ts, s.messages, s.created_at)
+            (bind_id(sid), s.target, s.profile, s.principal, s.first_ts, s.last_ts, s.messages)
+            + (s.created_at,)
             for sid, s in sessions.items()
         ],
     )
-    new = [sid for sid, s in sessions.items() if s.key is None]
+    new = [bind_id(sid) for sid, s in sessions.items() if s.key is None]
     for chunk in chunks(new):
         for sid, key in side.execute(
             f"SELECT session_id, key FROM rollup_session WHERE session_id IN "
             f"({placeholders(len(chunk))})",
             chunk,
         ):
-            sessions[sid].key = key
+            sessions[read_id(sid)].key = key
 
 
 def _name_keys(

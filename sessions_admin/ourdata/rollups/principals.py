@@ -36,8 +36,8 @@ _SESSION_SPAN_SQL = (
 
 
 def key_of(principal: str | None) -> str:
-    """The row key of a principal (as ``rollup_principal_day`` keys it)."""
-    return principal or ""
+    """The row key of a principal (as ``rollup_principal_day`` keys it): its text."""
+    return str(principal or "")
 
 
 def note_span(
