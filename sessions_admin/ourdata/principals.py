@@ -97,7 +97,7 @@ class SideCounts:
 
 def _count_for_ids(side: sqlite3.Connection, session_ids: Sequence[str]) -> SideCounts:
     index = rollups = 0
-    for chunk in chunks(list(session_ids)):
+    for chunk in chunks([sidedb.bind_id(sid) for sid in session_ids]):
         marks = placeholders(len(chunk))
         index += side.execute(
             "SELECT count(*) + coalesce(sum((SELECT count(*) FROM search_messages m "
@@ -137,7 +137,7 @@ def side_session_ids(principal: str) -> list[str]:
         return []
     try:
         found = [
-            row[0]
+            sidedb.read_id(row[0])
             for row in side.execute(
                 "SELECT id FROM search_sessions WHERE principal_id = ? "
                 "UNION SELECT session_id FROM rollup_session WHERE principal = ?",
