@@ -177,3 +177,36 @@ def test_a_principal_holding_nul_is_erased_and_its_receipt_kept(store):
     assert receipt.principal == "user:\u2400x"
     assert list(Erasure.of_principal("user:\x00x")) == [receipt]
     assert list(Erasure.of_principal("user:\u2400x")) == []
+
+
+def test_an_undecodable_principal_and_its_look_alike_keep_apart_in_the_side_index(
+    store, settings, tmp_path
+):
+    settings.VAR_DIR = tmp_path / "side"
+    settings.VAR_DIR.mkdir()
+    with store.connect() as conn:
+        insert_row(
+            conn,
+            "sessions",
+            {
+                "id": "sess_bad",
+                "target_key": "t",
+                "profile_key": "p",
+                "principal_id": NotUtf8Text(b"\xffA"),
+                "created_at": 1,
+                "last_active": 1,
+            },
+        )
+    store.add_message("sess_bad", content="one")
+    for n in range(2):
+        sid = store.add_session(f"sess_alike{n}", principal="\ufffdA")
+        store.add_message(sid, content="two")
+        store.add_message(sid, content="three")
+    sync.sync_once()
+    receipt = erase_principal(Undecodable(b"\xffA"), actor=ACTOR)
+    assert receipt.status == Erasure.Status.OK, receipt.detail
+    assert receipt.sessions == 1
+    assert receipt.index_entries == 2  # its session's entry and its message's
+    look_alike = erase_principal("\ufffdA", actor=ACTOR)
+    assert look_alike.status == Erasure.Status.OK, look_alike.detail
+    assert look_alike.sessions == 2 and look_alike.index_entries == 6

@@ -138,7 +138,7 @@ def _start(run: Run) -> None:
     if run.erasing:
         # What the side data holds of the principal before anything is forgotten: the
         # receipt's index and rollup counts are this minus what verification finds.
-        before = side_before(run.job.principal, [])
+        before = side_before(run.job.principal)
         Erasure.objects.filter(job=run.job).update(
             verification={"side_before": [before.index_entries, before.rollup_rows]}
         )

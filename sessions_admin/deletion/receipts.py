@@ -47,12 +47,15 @@ class Left:
     frames_pending: list[str]
 
 
-def side_before(principal: object, ids: list) -> SideCounts:
-    """What the side index and rollups hold of the principal now (before forgetting)."""
+def side_before(principal: object) -> SideCounts:
+    """What the side index and rollups hold of the principal now (before forgetting):
+    its sessions in the store, and those the side data still files under it that the
+    store no longer holds (an earlier run's leftovers)."""
     if not isinstance(principal, str):
         return SideCounts()
+    ids = [*session_ids_of(principal), *gone_ids(side_session_ids(principal))]
     texts = [sid for sid in ids if isinstance(sid, str)]
-    return side_counts(principal, [*texts, *side_session_ids(principal)]) or SideCounts()
+    return side_counts(principal, texts) or SideCounts()
 
 
 def verify(principal: object, gone: list) -> Left:

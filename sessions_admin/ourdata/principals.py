@@ -111,12 +111,21 @@ def _count_for_ids(side: sqlite3.Connection, session_ids: Sequence[str]) -> Side
 
 
 def side_counts(principal: str, session_ids: Sequence[str]) -> SideCounts | None:
-    """Index entries and rollup rows for ``principal`` and ``session_ids`` (None: no index)."""
+    """Index entries and rollup rows for ``principal`` and ``session_ids`` (None: no index).
+
+    The principal's own rollup rows (its days and totals) are keyed by its text, which
+    another principal may share (TEXT that is not UTF-8 and valid text that reads the
+    same, a BLOB): while sessions outside ``session_ids`` are filed under that key, the
+    rows are theirs too and are not counted as this principal's.
+    """
     side = sidedb.connect_readonly()
     if side is None:
         return None
     try:
-        by_ids = _count_for_ids(side, list(dict.fromkeys(session_ids)))
+        ids = list(dict.fromkeys(session_ids))
+        by_ids = _count_for_ids(side, ids)
+        if _key_shared(side, principal, ids):
+            return by_ids
         days = side.execute(
             "SELECT count(*) FROM rollup_principal_day WHERE principal = ?", [principal]
         ).fetchone()[0]
@@ -128,6 +137,21 @@ def side_counts(principal: str, session_ids: Sequence[str]) -> SideCounts | None
     finally:
         side.close()
     return SideCounts(by_ids.index_entries, by_ids.rollup_rows + days + totals)
+
+
+def _key_shared(side: sqlite3.Connection, principal: str, session_ids: Sequence[str]) -> bool:
+    """Whether sessions other than ``session_ids`` are filed under ``principal``'s key."""
+    filed = side.execute(
+        "SELECT count(*) FROM rollup_session WHERE principal = ?", [principal]
+    ).fetchone()[0]
+    mine = 0
+    for chunk in chunks([sidedb.bind_id(sid) for sid in session_ids]):
+        mine += side.execute(
+            f"SELECT count(*) FROM rollup_session WHERE principal = ? "
+            f"AND session_id IN ({placeholders(len(chunk))})",
+            [principal, *chunk],
+        ).fetchone()[0]
+    return filed > mine
 
 
 def side_session_ids(principal: str) -> list[str]:
