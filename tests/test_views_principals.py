@@ -249,3 +249,20 @@ def test_the_empty_principal_is_shown_but_never_erased(store, eraser):
     response = eraser.post("/principals/~/erase/?id=", {"confirm": "erase 1 session of "})
     assert response.status_code == 400 and "id" in response.content.decode()
     assert store.count("sessions") == 2 and not Erasure.objects.exists()
+
+
+def test_the_list_marks_a_binary_or_undecodable_principal_and_links_only_real_text(
+    store, staff_client
+):
+    with store.connect() as conn:
+        conn.execute(
+            "INSERT INTO sessions (id, target_key, profile_key, principal_id, created_at, "
+            "last_active) VALUES ('blob', 't', 'p', x'80ff', 1, 1), "
+            "('bad', 't', 'p', CAST(x'41ff' AS TEXT), 2, 2)"
+        )
+    store.add_session("real", principal="real \ufffd text")
+    sync.sync_once()
+    html = staff_client.get("/principals/").content.decode()
+    assert html.count("(binary or not valid UTF-8)") == 2
+    assert "/principals/A%EF%BF%BD/" not in html and "/principals/%EF%BF%BD%EF%BF%BD/" not in html
+    assert "/principals/real%20%EF%BF%BD%20text/" in html  # valid text with U+FFFD: linked

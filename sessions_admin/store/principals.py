@@ -28,6 +28,22 @@ def session_ids_of(principal: str) -> list[str]:
     return [row[0] for row in rows]
 
 
+def text_principal_exists(principal: str) -> bool:
+    """Whether a session names ``principal`` as valid TEXT (one scan, under a time limit).
+
+    The side index keeps a principal stored as a BLOB, or as TEXT that is not
+    UTF-8, as its text with U+FFFD for what could not be read: such a name
+    reaches no session, unless one holds that very text.
+    """
+    with time_limit(COUNT_TIME_LIMIT_MS):
+        rows = run_sql(
+            "SELECT 1 FROM sessions WHERE principal_id = ? AND typeof(principal_id) = 'text' "
+            "LIMIT 1",
+            [principal],
+        )
+    return bool(rows)
+
+
 @dataclass
 class FramesUsage:
     """The frame directories of some sessions: how many, their bytes, what could not be read."""

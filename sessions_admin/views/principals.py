@@ -1,8 +1,10 @@
 """``/principals/``: every principal; one principal's page; erasing it; the receipt.
 
-* ``/principals/`` reads the side index's per-principal totals only
-  (:mod:`sessions_admin.ourdata.principals`), never the store: keyset pages,
-  newest activity first, ``?q=`` a substring under the one case folding.
+* ``/principals/`` reads the side index's per-principal totals
+  (:mod:`sessions_admin.ourdata.principals`): keyset pages, newest activity
+  first, ``?q=`` a substring under the one case folding; only a name read with
+  replacement characters is looked up in the store, to mark it when no TEXT
+  holds it (a BLOB, TEXT that is not UTF-8) instead of linking to an empty page.
 * ``/principals/<id>/`` (the id percent-encoded as session ids are, or
   ``/principals/~/?id=``): exact counts from the store, the tools used, the
   sessions elsewhere that mention the id, the erase form, earlier receipts.
@@ -21,6 +23,7 @@ is the action and a GET is the page of the whole path.
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from urllib.parse import urlencode
 
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
@@ -37,11 +40,13 @@ from sessions_admin.ids import PRINCIPALS_PREFIX, QUERY_FORM_MARKER, principal_u
 from sessions_admin.ourdata.audit import audits_naming
 from sessions_admin.ourdata.erasures import KINDS, Erasure
 from sessions_admin.ourdata.index.search import SearchQuery, search
+from sessions_admin.ourdata.principals import PrincipalTotals
 from sessions_admin.ourdata.principals import principal_list as read_principals
 from sessions_admin.ourdata.storename import current_store
 from sessions_admin.params import BadParameter, choice, quoted, text
 from sessions_admin.store.connection import is_read_only
-from sessions_admin.store.principals import footprint, tools_of
+from sessions_admin.store.principals import footprint, text_principal_exists, tools_of
+from sessions_admin.store.values import OddValue
 from sessions_admin.views.progress import job_sentence
 from sessions_admin.views.responses import HttpResponseSeeOther
 from sessions_admin.views.routing import raw_path_after
@@ -88,7 +93,7 @@ def principal_list(request: HttpRequest) -> HttpResponse:
     context = {
         "q": q or "",
         "page": page,
-        "rows": page.rows,
+        "rows": [_marked(row) for row in page.rows],
         "next_url": next_url,
         "first_page": cursor is None,
         "elapsed_ms": (time.perf_counter() - started) * 1000,
@@ -97,6 +102,15 @@ def principal_list(request: HttpRequest) -> HttpResponse:
     if request.htmx and cursor is None:
         template = f"{LIST_TEMPLATE}#results"
     return render(request, template, context)
+
+
+def _marked(row: PrincipalTotals) -> PrincipalTotals:
+    """A row whose name was read with replacement characters and names no TEXT in the
+    store: marked, and not linked to a page that would find none of its sessions."""
+    name = row.principal
+    if "\ufffd" not in name or text_principal_exists(name):
+        return row
+    return replace(row, principal=OddValue(f"{name} (binary or not valid UTF-8)", name))
 
 
 # --- One principal ------------------------------------------------------------------
