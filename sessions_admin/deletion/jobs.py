@@ -12,6 +12,7 @@ step is idempotent: a batch re-run deletes what is left of it and nothing else.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -52,6 +53,7 @@ FRAMES_WORKERS = 2
 MAX_REFUSALS_KEPT = 1000
 
 Phase = Job.Phase
+log = logging.getLogger("sessions_admin.jobs")
 
 
 class LeaseLost(Exception):
@@ -102,6 +104,7 @@ def run_job(job: Job, *, worker: str, should_stop: Callable[[], bool]) -> bool:
             if should_stop():
                 run.release()
                 return False
+            phase, started = job.phase, time.perf_counter()
             try:
                 STEPS[job.phase](run)
             except StoreReadOnly as exc:
@@ -112,6 +115,13 @@ def run_job(job: Job, *, worker: str, should_stop: Callable[[], bool]) -> bool:
                 _stop_deleting(run, exc.message)
             if audit is not None:
                 _save_tally(audit, tally.forgotten)
+            log.info(
+                "job %s: %s took %.1f s (%s sessions)",
+                job.pk,
+                phase,
+                time.perf_counter() - started,
+                job.sessions,
+            )
     return True
 
 
