@@ -2,9 +2,10 @@
 
     .venv/bin/python bench/bench_erase_job.py [--sessions 500000] [--skip-crash]
 
-On a copy of the bench store (``bench/common.bench_home``, its side index
-synced once and kept beside it), erases the busiest principal (about 79,000
-sessions on the 500,000-session store):
+On a copy of the bench store (``bench/common.bench_home``) where one principal
+owns ``--theirs`` sessions (default 79,000, the size of the busiest principals
+on a 500,000-session host) spread over the whole store, its side index synced
+once and kept beside it, erases that principal:
 
 1. ``POST /principals/<id>/erase/``: what staff wait for, beside the request
    that used to run the whole erasure (the worker's time below), and beside
@@ -41,11 +42,32 @@ sys.path.insert(0, str(ROOT))
 from bench.bench_erase import appender  # noqa: E402
 from bench.common import BENCH_DIR, bench_home, print_table  # noqa: E402
 
+PRINCIPAL = "bench:erase-me"
 
-def synced_base(sessions: int) -> Path:
-    """The bench home with its side index, synced once (minutes) and kept."""
-    home = bench_home(sessions)
-    var = BENCH_DIR / f"erase-job-var-{sessions}"
+
+def principal_base(sessions: int, theirs: int) -> Path:
+    """A copy of the bench home where one principal, ``bench:erase-me``, owns ``theirs``
+    sessions spread over the whole store (every sixth row), made once and kept."""
+    source = bench_home(sessions)
+    home = BENCH_DIR / f"erase-job-home-{sessions}-{theirs}"
+    store = home / "data" / "agents" / "store.db"
+    if not store.exists():
+        print(f"copying {source} and giving {PRINCIPAL} {theirs:,} sessions …", flush=True)
+        store.parent.mkdir(parents=True)
+        shutil.copy2(source / "data" / "agents" / "store.db", store)
+        shutil.copytree(source / "sessions", home / "sessions", symlinks=True)
+        with sqlite3.connect(store) as conn:
+            conn.execute(
+                "UPDATE sessions SET principal_id = ? WHERE rowid IN "
+                "(SELECT rowid FROM sessions WHERE rowid % 6 = 0 ORDER BY rowid LIMIT ?)",
+                (PRINCIPAL, theirs),
+            )
+    return home
+
+
+def synced_base(home: Path) -> Path:
+    """The side index of ``home``, synced once (minutes) and kept beside it."""
+    var = home.parent / f"{home.name}-var"
     if not (var / "side.sqlite3").exists():
         var.mkdir(parents=True, exist_ok=True)
         print(f"syncing the side index of {home} into {var} (once) …", flush=True)
@@ -193,6 +215,7 @@ def run_in_child(args: list[str]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sessions", type=int, default=500_000)
+    parser.add_argument("--theirs", type=int, default=79_000, help="the principal's sessions")
     parser.add_argument("--skip-crash", action="store_true")
     parser.add_argument("--post", nargs=3, help=argparse.SUPPRESS)  # home var principal
     args = parser.parse_args()
@@ -205,8 +228,8 @@ def main() -> None:
         post_ms, naive_ms, receipt = post_erasure(principal, count)
         (Path(var) / "bench-post.txt").write_text(f"{post_ms} {naive_ms} {receipt}")
         return
-    base_var = synced_base(args.sessions)
-    base_home = bench_home(args.sessions)
+    base_home = principal_base(args.sessions, args.theirs)
+    base_var = synced_base(base_home)
     principal, count = busiest(base_home / "data" / "agents" / "store.db")
     rows = []
     home, var = fresh_copy(base_home, base_var, "erase-job-copy")

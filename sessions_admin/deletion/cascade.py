@@ -46,12 +46,13 @@ def cascade_delete(
     runtime's writer waits behind) and ``forget_ms`` (our side data, no store lock
     held), so a caller can pace itself on the lock alone.
 
-    ``forget=False`` hands the forgetting to the caller, who must call
-    :func:`~sessions_admin.ourdata.sync.forget_sessions` with every id returned
-    once its batches end, failed or not (the erasure: one side transaction for
-    all its batches instead of one each, since each FTS5 delete transaction
-    rewrites several MB of the index; measured 1.2 s against 8 s for 1,000
-    sessions)."""
+    ``forget=False`` hands the forgetting to the caller, who must forget every id
+    returned once its batches end, failed or not: the side index and rollups
+    (:func:`~sessions_admin.ourdata.sync.forget_sessions`, one side transaction for
+    all batches instead of one each, since each FTS5 delete transaction rewrites
+    several MB of the index) and the review records
+    (:func:`~sessions_admin.ourdata.review.forget.forget_sessions`). An erasure job
+    does both in its last step, over every id it listed."""
     if problem := identity_problem():
         # Our records of another store must never learn of this one's deletes.
         raise StoreError(problem)
@@ -65,11 +66,9 @@ def cascade_delete(
     if forget:
         forget_sessions(ids)
     # Our notes, labels and queue items about them go in the same operation, counted
-    # in the running audit; always, also when the caller forgets the side index
-    # itself (rows in Django's database, cheap per batch). Unlike the index this may
-    # raise: the audit then says the delete failed, and the next sync_index finishes
-    # the job (review.forget.forget_gone).
-    if ids:
+    # in the running audit. Unlike the index this may raise: the audit then says the
+    # delete failed, and the next sync_index finishes the job (review.forget.forget_gone).
+    if ids and forget:
         count_forgotten(review_forget.forget_sessions(ids))
     if timings is not None:
         timings["store_ms"] = (committed - started) * 1000

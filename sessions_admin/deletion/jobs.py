@@ -39,7 +39,8 @@ from sessions_admin.store.cascade import (
     max_rowid,
     remove_frames,
 )
-from sessions_admin.store.connection import StoreError, StoreReadOnly
+from sessions_admin.store.connection import StoreError, StoreReadOnly, frames_root
+from sessions_admin.store.frames import standing
 from sessions_admin.store.principals import frames_usage
 from sessions_admin.store.queries import SessionFilter, existing_session_ids
 from sessions_admin.store.values import exact_key
@@ -51,6 +52,10 @@ FRAMES_CHUNK = 400
 FRAMES_WORKERS = 2
 #: Refused frame paths kept on a job for its receipt.
 MAX_REFUSALS_KEPT = 1000
+#: How long a job's batch may hold the store's write lock: longer than a bulk form's
+#: (``bulk.TARGET_BATCH_MS``), since each batch also commits twice to our database,
+#: and still well under the half second the runtime's writer may wait.
+JOB_TARGET_BATCH_MS = 150
 
 Phase = Job.Phase
 log = logging.getLogger("sessions_admin.jobs")
@@ -207,7 +212,7 @@ def _delete(run: Run) -> None:
     job = run.job
     if job.inflight:
         _settle_batch(run)
-    pacer = Pacer()
+    pacer = Pacer(target_ms=JOB_TARGET_BATCH_MS)
     matching = run.matching()
     while not run.should_stop():
         rows = list(
@@ -242,7 +247,8 @@ def _delete_batch(
     }
     run.record("inflight")
     timings: dict[str, float] = {}
-    # An erasure forgets its side data once, at the end, over every id it listed.
+    # An erasure forgets its side data and review records once, at the end, over every
+    # id it listed (whichever run deleted them).
     counts, _ = cascade_delete(
         batch, still_matching=matching, timings=timings, forget=not run.erasing
     )
@@ -328,7 +334,7 @@ def _frames(run: Run) -> None:
             return
         if job.inflight:
             _settle_frames(run)
-        gone = [sid for sid in gone_ids([row.session_id for row in rows]) if isinstance(sid, str)]
+        gone = standing(frames_root(), gone_ids([row.session_id for row in rows]))
         before = frames_usage(gone)
         job.inflight = {"frames_last": rows[-1].seq, "dirs": before.dirs, "bytes": before.bytes}
         run.record("inflight", "frame_dirs", "frame_bytes")
@@ -358,7 +364,7 @@ def _settle_frames(run: Run) -> None:
     rows = JobSession.objects.filter(
         job=job, seq__gt=job.frames_cursor, seq__lte=inflight["frames_last"]
     )
-    gone = [sid for sid in gone_ids([row.session_id for row in rows]) if isinstance(sid, str)]
+    gone = standing(frames_root(), gone_ids([row.session_id for row in rows]))
     now = frames_usage(gone)
     job.frame_dirs += max(0, inflight["dirs"] - now.dirs)
     job.frame_bytes += max(0, inflight["bytes"] - now.bytes)

@@ -59,7 +59,9 @@ def frames_usage(session_ids: Sequence[str]) -> FramesUsage:
     """Frame directories present for these sessions (confined to the frames root)."""
     usage = FramesUsage()
     root = frames_root()
-    for session_id in session_ids:
+    # One lstat each first: most sessions have no frames, and the checks below resolve
+    # the root and the path again for every id.
+    for session_id in frames.standing(root, list(session_ids)):
         if not isinstance(session_id, str):
             continue  # a BLOB or NULL id names no directory
         try:

@@ -52,6 +52,7 @@ from sessions_admin.store.frames.disk import (
     dir_usage,
     remove_session_dir,
     scan_frame_dirs,
+    standing,
     unlink_session_entry,
 )
 from sessions_admin.store.frames.lines import (
@@ -109,6 +110,7 @@ __all__ = [
     "remove_session_dir",
     "request_file",
     "scan_frame_dirs",
+    "standing",
     "unlink_session_entry",
     "session_dir",
     "tail",

@@ -274,3 +274,21 @@ def unlink_session_entry(root: Path, session_id: str) -> UnlinkedEntry | None:
     target = os.readlink(path) if stat.S_ISLNK(st.st_mode) else ""
     os.unlink(path)
     return UnlinkedEntry(kind, target)
+
+
+def standing(root: Path, session_ids: list) -> list[str]:
+    """The ids whose frame path has an entry of any kind under the root (one ``lstat``
+    each, nothing followed). An id that names no path of its own ("", ".", "..") is
+    left out; one the path checks would refuse ("a/b") stays in when something stands
+    there, so the caller reports it instead of passing over it."""
+    base = os.fspath(root)
+    found = []
+    for sid in session_ids:
+        if not isinstance(sid, str) or sid in ("", ".", ".."):
+            continue
+        try:
+            if lstat_or_none(os.path.join(base, sid)) is not None:
+                found.append(sid)
+        except (OSError, ValueError):  # NUL in the id, a name too long: nothing stands there
+            continue
+    return found
