@@ -56,6 +56,8 @@ MAX_REFUSALS_KEPT = 1000
 #: (``bulk.TARGET_BATCH_MS``), since each batch also commits twice to our database,
 #: and still well under the half second the runtime's writer may wait.
 JOB_TARGET_BATCH_MS = 150
+#: Deleted sessions an erasure's side index forgets in one transaction, beside the deletes.
+FORGET_EVERY = 2_000
 
 Phase = Job.Phase
 log = logging.getLogger("sessions_admin.jobs")
@@ -207,6 +209,35 @@ def _earlier_leftovers(job: Job, known: set[str]) -> list[str]:
 # --- Deleting --------------------------------------------------------------------------
 
 
+class SideForgetter:
+    """An erasure's deleted ids, forgotten by the side index from a thread of its own
+    while the next batches delete (the store and the side files are two databases).
+
+    A side transaction per ``FORGET_EVERY`` sessions: each FTS5 delete transaction
+    rewrites much of the index, so batch by batch would cost several times more.
+    Forgetting never raises; the job's last step forgets every id again, which finds
+    these gone already and settles whatever a busy side database left.
+    """
+
+    def __init__(self) -> None:
+        self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="job-forget")
+        self.pending: list = []
+
+    def add(self, session_ids: list) -> None:
+        self.pending.extend(session_ids)
+        if len(self.pending) >= FORGET_EVERY:
+            self.flush()
+
+    def flush(self) -> None:
+        ids, self.pending = self.pending, []
+        if ids:
+            self.pool.submit(forget_sessions, ids)
+
+    def close(self) -> None:
+        self.flush()
+        self.pool.shutdown(wait=True)
+
+
 def _delete(run: Run) -> None:
     """Delete the listed sessions after ``cursor`` in paced batches of whole sessions."""
     job = run.job
@@ -214,28 +245,36 @@ def _delete(run: Run) -> None:
         _settle_batch(run)
     pacer = Pacer(target_ms=JOB_TARGET_BATCH_MS)
     matching = run.matching()
-    while not run.should_stop():
-        rows = list(
-            JobSession.objects.filter(job=job, seq__gt=job.cursor, carried=False).order_by("seq")[
-                : max(1, min(bulk.MAX_BATCH_SESSIONS, pacer.row_budget))
-            ]
-        )
-        if not rows:
-            _after_deleting(run)
-            return
-        ids = [row.session_id for row in rows]
-        start = 0
-        for batch in whole_session_batches(ids, child_counts(ids), pacer.row_budget):
-            seqs = (rows[start].seq, rows[start + len(batch) - 1].seq)
-            start += len(batch)
-            _delete_batch(run, batch, seqs, matching, pacer)
-            if run.should_stop():
+    forgetter = SideForgetter() if run.erasing else None
+    try:
+        while not run.should_stop():
+            rows = list(
+                JobSession.objects.filter(job=job, seq__gt=job.cursor, carried=False).order_by(
+                    "seq"
+                )[: max(1, min(bulk.MAX_BATCH_SESSIONS, pacer.row_budget))]
+            )
+            if not rows:
+                _after_deleting(run)
                 return
+            ids = [row.session_id for row in rows]
+            start = 0
+            for batch in whole_session_batches(ids, child_counts(ids), pacer.row_budget):
+                seqs = (rows[start].seq, rows[start + len(batch) - 1].seq)
+                start += len(batch)
+                deleted = _delete_batch(run, batch, seqs, matching, pacer)
+                if forgetter is not None:
+                    forgetter.add(deleted)
+                if run.should_stop():
+                    return
+    finally:
+        if forgetter is not None:
+            forgetter.close()
 
 
 def _delete_batch(
     run: Run, batch: list, seqs: tuple[int, int], matching: SessionFilter, pacer: Pacer
-) -> None:
+) -> list:
+    """One batch, recorded in flight before its transaction; returns the ids deleted."""
     job = run.job
     before = count_ids(batch)
     job.inflight = {
@@ -247,9 +286,9 @@ def _delete_batch(
     }
     run.record("inflight")
     timings: dict[str, float] = {}
-    # An erasure forgets its side data and review records once, at the end, over every
-    # id it listed (whichever run deleted them).
-    counts, _ = cascade_delete(
+    # An erasure forgets its side data beside the next batches (SideForgetter) and its
+    # review records at the end, over every id it listed (whichever run deleted them).
+    counts, deleted = cascade_delete(
         batch, still_matching=matching, timings=timings, forget=not run.erasing
     )
     unlocked = time.perf_counter()
@@ -259,6 +298,7 @@ def _delete_batch(
     run.record("sessions", "messages", "state_rows", "cursor", "inflight")
     pause_ms = pacer.record(counts.rows, timings["store_ms"])
     time.sleep(max(0.0, pause_ms - (time.perf_counter() - unlocked) * 1000) / 1000)
+    return deleted
 
 
 def _add_counts(job: Job, counts: Counts) -> None:

@@ -10,6 +10,7 @@ it. A clear-all's record is its deletion-audit row.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 from django.db import models
@@ -30,6 +31,8 @@ from sessions_admin.store.values import exact_key
 
 #: Ids named as pending on a receipt (the next erasure of the principal retries them).
 MAX_PENDING = 1000
+#: Tries at forgetting the erased ids in the side database while a sync pass holds it.
+FORGET_ATTEMPTS = 5
 
 
 def gone_ids(ids: list) -> list:
@@ -85,7 +88,12 @@ def _forget_ours(principal: object, gone: list, receipt: Erasure) -> int:
     """The side index, rollups, review records and audit rows forget the erased ids and
     whatever the side data still files under the principal; returns audit rows changed."""
     leftover = gone_ids(side_session_ids(principal)) if isinstance(principal, str) else []
-    forget_sessions([*gone, *leftover])
+    # A sync pass may hold the side database a while: the receipt waits for it, since
+    # verification would otherwise find the index entries left.
+    for attempt in range(FORGET_ATTEMPTS):
+        if forget_sessions([*gone, *leftover]):
+            break
+        time.sleep(1 + attempt)
     count_forgotten(review_forget.forget_sessions(gone))
     texts = [sid for sid in gone if isinstance(sid, str)]
     return forget_session_ids(texts, f"erasure {receipt.pk}")
