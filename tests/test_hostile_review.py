@@ -138,6 +138,7 @@ def test_a_new_data_folder_and_every_file_the_steps_write_in_it_are_private(stor
         "side.sqlite3": 0o600,
         "side-text.sqlite3": 0o600,  # the trigram index's own file
         "side.sqlite3.lock": 0o600,  # the one writer's lock (sidedb.pass_lock)
+        "store-identity.json": 0o600,  # the store this folder was made for
     }
 
 

@@ -90,7 +90,11 @@ def write_identity(store: str, name: str) -> StoreIdentity:
     payload = {"store": store, "name": name, "recorded_at": datetime.now(UTC).isoformat()}
     path = identity_path()
     tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(payload, indent=2) + "\n", "utf-8")
+    # Private as everything in the data folder, whatever the umask.
+    descriptor = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(descriptor, "w", encoding="utf-8") as out:
+        os.fchmod(out.fileno(), 0o600)
+        out.write(json.dumps(payload, indent=2) + "\n")
     os.replace(tmp, path)
     _cache.clear()
     return identity
