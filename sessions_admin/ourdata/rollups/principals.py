@@ -90,7 +90,10 @@ def apply(
         "messages = messages + excluded.messages, calls = calls + excluded.calls, "
         "errors = errors + excluded.errors, "
         "first_ts = coalesce(min(first_ts, excluded.first_ts), first_ts, excluded.first_ts), "
-        "last_ts = max(last_ts, excluded.last_ts)",
+        # -1 stands for "no time" in last_ts: a real time below it (down to -2**63)
+        # replaces it rather than losing to it in max().
+        "last_ts = CASE WHEN excluded.last_ts = -1 THEN last_ts "
+        "WHEN last_ts = -1 THEN excluded.last_ts ELSE max(last_ts, excluded.last_ts) END",
         rows,
     )
     emptied = [(p,) for p, total in totals.items() if min(total) < 0]
