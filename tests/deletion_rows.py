@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from django.contrib.auth.models import User
 from django.db import connections
 
 from sessions_admin.deletion import Actor
+from sessions_admin.models import Label, Note, ReviewItem, ReviewQueue, SessionLabel
+from sessions_admin.ourdata.storename import current_store
 from tests.storebuilder import BASE_MS
 
 ACTOR = Actor(name="tester")
@@ -76,3 +79,27 @@ class Recorder:
 
     def writes(self) -> list[tuple[str, tuple, bool]]:
         return [s for s in self.statements if not s[0].lstrip().upper().startswith("SELECT")]
+
+
+def annotate(session_id: str, *, store_name: str | None = None) -> ReviewItem:
+    """Two notes, a label and a reviewed queue item with text, on ``session_id``."""
+    store = store_name or current_store()
+    user, _ = User.objects.get_or_create(username="reviewer")
+    label, _ = Label.objects.get_or_create(name="regression")
+    for text in ("first look", "second look"):
+        Note.objects.create(
+            store_name=store, session_id=session_id, text=text, author=user, author_name="r"
+        )
+    SessionLabel.objects.create(store_name=store, session_id=session_id, label=label)
+    queue, _ = ReviewQueue.objects.get_or_create(
+        name="q", store_name=store, defaults={"source": "/sessions/"}
+    )
+    return ReviewItem.objects.create(
+        queue=queue,
+        store_name=store,
+        session_id=session_id,
+        position=queue.items.count(),
+        verdict="fail",
+        text="broke the deploy",
+        reviewer=user,
+    )

@@ -17,42 +17,17 @@ from sessions_admin.models import (
     Label,
     Note,
     ReviewItem,
-    ReviewQueue,
     SessionLabel,
 )
 from sessions_admin.ourdata.review import labels, notes, queues
 from sessions_admin.ourdata.review.forget import forget_gone
 from sessions_admin.ourdata.storename import current_store
 from tests.conftest import STORE_DB
-from tests.deletion_rows import ACTOR, fill
+from tests.deletion_rows import ACTOR, annotate, fill
 from tests.jobrunner import run_pending_jobs
 from tests.storebuilder import BASE_MS
 
 pytestmark = pytest.mark.usefixtures("fast_pacing")
-
-
-def annotate(session_id: str, *, store_name: str | None = None) -> ReviewItem:
-    """Two notes, a label and a reviewed queue item with text, on ``session_id``."""
-    store = store_name or current_store()
-    user, _ = User.objects.get_or_create(username="reviewer")
-    label, _ = Label.objects.get_or_create(name="regression")
-    for text in ("first look", "second look"):
-        Note.objects.create(
-            store_name=store, session_id=session_id, text=text, author=user, author_name="r"
-        )
-    SessionLabel.objects.create(store_name=store, session_id=session_id, label=label)
-    queue, _ = ReviewQueue.objects.get_or_create(
-        name="q", store_name=store, defaults={"source": "/sessions/"}
-    )
-    return ReviewItem.objects.create(
-        queue=queue,
-        store_name=store,
-        session_id=session_id,
-        position=queue.items.count(),
-        verdict="fail",
-        text="broke the deploy",
-        reviewer=user,
-    )
 
 
 def annotations_of(session_id: str, store_name: str | None = None) -> tuple[int, int]:

@@ -15,30 +15,12 @@ from django.core.management import call_command
 from django.core.management.base import SystemCheckError
 
 from sessions_admin import deletion
-from sessions_admin.models import Note, ReviewItem, ReviewQueue
+from sessions_admin.models import Note
 from sessions_admin.ourdata import storename
 from sessions_admin.ourdata.storename import current_store, identity_problem, read_identity
 from sessions_admin.store.connection import StoreError
 from tests.conftest import STORE_DB, point_store_at
-from tests.deletion_rows import ACTOR, fill
-
-
-def annotate(session_id: str) -> ReviewItem:
-    """Two notes and a reviewed queue item on ``session_id``, under this store's name."""
-    store = current_store()
-    for text in ("first look", "second look"):
-        Note.objects.create(store_name=store, session_id=session_id, text=text, author_name="r")
-    queue, _ = ReviewQueue.objects.get_or_create(
-        name="q", store_name=store, defaults={"source": "/sessions/"}
-    )
-    return ReviewItem.objects.create(
-        queue=queue,
-        store_name=store,
-        session_id=session_id,
-        position=queue.items.count(),
-        verdict="fail",
-        text="broke the deploy",
-    )
+from tests.deletion_rows import ACTOR, annotate, fill
 
 
 @pytest.fixture

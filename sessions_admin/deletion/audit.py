@@ -84,12 +84,24 @@ def save_audit(
     audit.save()
 
 
+class WrongStore(StoreError):
+    """The data folder was made for another store: no delete may run against this one."""
+
+    status_code = 503
+
+
+def refuse_wrong_store() -> None:
+    """Raise :class:`WrongStore` when the data folder belongs to another store."""
+    if problem := identity_problem():
+        raise WrongStore(problem)
+
+
 def check_writable(operation: str, actor: Actor, target: dict[str, Any]) -> None:
     """Refuse (and audit the refusal) when the store is opened read-only, or is not
     the store this data folder was made for."""
     error: StoreError | None = None
     if problem := identity_problem():
-        error = StoreError(problem)
+        error = WrongStore(problem)
     elif is_read_only():
         error = StoreReadOnly()
     if error is not None:

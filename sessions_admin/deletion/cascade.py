@@ -13,11 +13,10 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 
-from sessions_admin.deletion.audit import Outcome, audited, count_forgotten
+from sessions_admin.deletion.audit import Outcome, audited, count_forgotten, refuse_wrong_store
 from sessions_admin.deletion.results import Actor, DeletionResult, SessionNotFound
 from sessions_admin.ourdata.audit import DeletionAudit
 from sessions_admin.ourdata.review import forget as review_forget
-from sessions_admin.ourdata.storename import identity_problem
 from sessions_admin.ourdata.sync import forget_sessions
 from sessions_admin.store.cascade import (
     Counts,
@@ -26,7 +25,6 @@ from sessions_admin.store.cascade import (
     frames_kept_bytes,
     remove_frames,
 )
-from sessions_admin.store.connection import StoreError
 from sessions_admin.store.queries import SessionFilter
 
 
@@ -53,9 +51,7 @@ def cascade_delete(
     several MB of the index) and the review records
     (:func:`~sessions_admin.ourdata.review.forget.forget_sessions`). An erasure job
     does both in its last step, over every id it listed."""
-    if problem := identity_problem():
-        # Our records of another store must never learn of this one's deletes.
-        raise StoreError(problem)
+    refuse_wrong_store()  # our records of another store must never learn of these deletes
     started = time.perf_counter()
     counts, ids = delete_rows(
         session_ids, still_matching=still_matching, children_only=children_only

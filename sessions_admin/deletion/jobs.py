@@ -22,7 +22,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from sessions_admin.deletion import bulk
-from sessions_admin.deletion.audit import tallying
+from sessions_admin.deletion.audit import WrongStore, tallying
 from sessions_admin.deletion.bulk import Pacer, whole_session_batches
 from sessions_admin.deletion.cascade import cascade_delete
 from sessions_admin.deletion.receipts import finish_clear_all, finish_erasure, gone_ids, side_before
@@ -39,7 +39,7 @@ from sessions_admin.store.cascade import (
     max_rowid,
     remove_frames,
 )
-from sessions_admin.store.connection import StoreError, StoreReadOnly, frames_root
+from sessions_admin.store.connection import StoreReadOnly, frames_root
 from sessions_admin.store.frames import standing
 from sessions_admin.store.principals import frames_usage
 from sessions_admin.store.queries import SessionFilter, existing_session_ids
@@ -114,11 +114,7 @@ def run_job(job: Job, *, worker: str, should_stop: Callable[[], bool]) -> bool:
             phase, started = job.phase, time.perf_counter()
             try:
                 STEPS[job.phase](run)
-            except StoreReadOnly as exc:
-                _stop_deleting(run, exc.message)
-            except StoreError as exc:
-                if "was made for the store" not in exc.message:
-                    raise
+            except (StoreReadOnly, WrongStore) as exc:
                 _stop_deleting(run, exc.message)
             if audit is not None:
                 _save_tally(audit, tally.forgotten)

@@ -177,32 +177,33 @@ def _settle_earlier(receipt: Erasure, erased: list, carried: set) -> list[Erasur
     return changed
 
 
-def _audit_of(job: Job, receipt: Erasure) -> DeletionAudit:
+def _counted(job: Job) -> DeletionAudit:
+    """The job's audit row with what the job erased in all its runs, ended now."""
     audit = job.audit
     audit.sessions_deleted = job.sessions
     audit.messages_deleted = job.messages
     audit.state_deleted = job.state_rows
     audit.frame_dirs_removed = job.frame_dirs
     audit.frame_bytes_removed = job.frame_bytes
+    audit.finished_at = timezone.now()
+    return audit
+
+
+def _audit_of(job: Job, receipt: Erasure) -> DeletionAudit:
+    audit = _counted(job)
     audit.outcome = {
         Erasure.Status.OK: Outcome.OK,
         Erasure.Status.REFUSED: Outcome.REFUSED,
     }.get(receipt.status, Outcome.PARTIAL)
     audit.detail = f"receipt {receipt.pk}: {receipt.detail}".rstrip(": ")
-    audit.finished_at = timezone.now()
     return audit
 
 
 def finish_clear_all(job: Job) -> list[models.Model]:
     """The clear-all's audit row, final: "partly done" when it stopped or frames were refused."""
-    audit = job.audit
-    if audit is None:
+    if job.audit is None:
         return []
-    audit.sessions_deleted = job.sessions
-    audit.messages_deleted = job.messages
-    audit.state_deleted = job.state_rows
-    audit.frame_dirs_removed = job.frame_dirs
-    audit.frame_bytes_removed = job.frame_bytes
+    audit = _counted(job)
     lines = [f"job {job.pk}, {job.runs} run{'s' if job.runs != 1 else ''}"]
     if job.detail:
         lines.append(f"stopped: {job.detail}")
@@ -218,5 +219,4 @@ def finish_clear_all(job: Job) -> list[models.Model]:
         else Outcome.OK
     )
     audit.detail = "\n".join(lines)
-    audit.finished_at = timezone.now()
     return [audit]
