@@ -181,6 +181,7 @@ def test_an_erasure_answers_303_to_its_receipt_which_verifies_and_validates(stor
     assert response["Location"] == f"/principals/erasures/{receipt.pk}/"
     waiting = eraser.get(response["Location"]).content.decode()
     assert "Waiting for the worker" in waiting and 'hx-trigger="every 1s"' in waiting
+    assert "written when the erasure ends" in waiting  # no digest before there is one
     assert E.exact_counts(store, E.ALICE)[0] == 3  # the request recorded it; nothing deleted
     assert run_pending_jobs() == 1
     html = eraser.get(response["Location"]).content.decode()
