@@ -92,8 +92,11 @@ def choice(
 
 
 def text(params: Mapping[str, Any], name: str, *, max_chars: int = MAX_TEXT_CHARS) -> str | None:
-    """Free text, stripped; None when absent or empty; refused when too long."""
+    """Free text, stripped; None when absent or empty; refused when too long or when it
+    holds NUL (which no text column of PostgreSQL can keep)."""
     raw = _raw(params, name)
+    if "\x00" in raw:
+        raise BadParameter(f"{name} cannot contain a NUL character.", name=name)
     if len(raw) > max_chars:
         raise BadParameter(f"{name} is too long (over {max_chars:,} characters).", name=name)
     return raw or None

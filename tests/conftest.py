@@ -36,6 +36,7 @@ DJANGO_SIDE_MODULES = {
     "test_erasure_principals",
     "test_jobs",
     "test_store_identity",
+    "test_store_ids_exact",
     "test_login_throttling",
     "test_logs",
     "test_postgres",

@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 from sessions_admin import deletion
 from sessions_admin.deletion.erasure import request_erasure
 from sessions_admin.deletion.worker import claim, try_claim, work
-from sessions_admin.ourdata.jobs import Job, decode_id, encode_id, worker_name
+from sessions_admin.ourdata.jobs import Job, worker_name
+from sessions_admin.ourdata.storeids import decode_id, encode_id
 from sessions_admin.store.values import Undecodable, exact_key
 from sessions_admin.views.progress import job_sentence
 from tests.conftest import STORE_DB

@@ -26,7 +26,8 @@ from sessions_admin.deletion.results import Actor
 from sessions_admin.deletion.worker import run_now
 from sessions_admin.ourdata.audit import DeletionAudit
 from sessions_admin.ourdata.erasures import Erasure, shown_principal
-from sessions_admin.ourdata.jobs import Job, encode_id
+from sessions_admin.ourdata.jobs import Job
+from sessions_admin.ourdata.storeids import encode_id
 from sessions_admin.store.connection import StoreError
 from sessions_admin.store.principals import session_ids_of
 

@@ -27,8 +27,9 @@ from sessions_admin.deletion.bulk import Pacer, whole_session_batches
 from sessions_admin.deletion.cascade import cascade_delete
 from sessions_admin.deletion.receipts import finish_clear_all, finish_erasure, gone_ids, side_before
 from sessions_admin.ourdata.erasures import Erasure
-from sessions_admin.ourdata.jobs import LEASE, Job, JobSession, encode_id
+from sessions_admin.ourdata.jobs import LEASE, Job, JobSession
 from sessions_admin.ourdata.review import forget as review_forget
+from sessions_admin.ourdata.storeids import encode_id
 from sessions_admin.ourdata.sync import forget_sessions
 from sessions_admin.store.cascade import (
     Counts,

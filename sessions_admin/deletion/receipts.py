@@ -19,9 +19,10 @@ from django.utils import timezone
 from sessions_admin.deletion.audit import Outcome, count_forgotten
 from sessions_admin.ourdata.audit import DeletionAudit, audits_naming, forget_session_ids
 from sessions_admin.ourdata.erasures import Erasure, ids_digest
-from sessions_admin.ourdata.jobs import Job, decode_id
+from sessions_admin.ourdata.jobs import Job
 from sessions_admin.ourdata.principals import SideCounts, side_counts, side_session_ids
 from sessions_admin.ourdata.review import forget as review_forget
+from sessions_admin.ourdata.storeids import decode_id
 from sessions_admin.ourdata.sync import forget_sessions
 from sessions_admin.store.cascade import count_ids
 from sessions_admin.store.connection import StoreReadOnly

@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from django.conf import settings
 from django.db import models
 
+from sessions_admin.ourdata.storeids import ExactJSONField
 from sessions_admin.ourdata.storename import STORE_NAME_CHARS, current_store
 
 
@@ -49,7 +50,7 @@ class DeletionAudit(models.Model):
     )
     actor = models.CharField(max_length=200, help_text="username, or the command that ran")
     operation = models.CharField(max_length=32, choices=Operation.choices)
-    target = models.JSONField(default=dict, help_text="session ids or the filter")
+    target = ExactJSONField(default=dict, help_text="session ids or the filter")
     sessions_deleted = models.PositiveBigIntegerField(default=0)
     # What our own records lost with those sessions (see ourdata.review.forget).
     notes_deleted = models.PositiveBigIntegerField(default=0)

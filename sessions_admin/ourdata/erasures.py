@@ -19,7 +19,8 @@ from typing import Any
 from django.conf import settings
 from django.db import models
 
-from sessions_admin.ourdata.jobs import Job, encode_id
+from sessions_admin.ourdata.jobs import Job
+from sessions_admin.ourdata.storeids import ExactJSONField, encode_id
 from sessions_admin.ourdata.storename import STORE_NAME_CHARS, current_store
 
 #: The kinds a receipt counts and verifies, in the order pages show them.
@@ -90,7 +91,7 @@ class Erasure(models.Model):
     ids_sha256 = models.CharField(max_length=64, blank=True)
     detail = models.TextField(blank=True)
     #: Ids whose frames directory could not be removed: the next run tries them again.
-    pending_frames = models.JSONField(default=list, blank=True)
+    pending_frames = ExactJSONField(default=list, blank=True)
     audit_id = models.PositiveBigIntegerField(null=True, blank=True)
     #: The job that carries the erasure out; its progress is the receipt's until it ends.
     job = models.OneToOneField(

@@ -9,9 +9,9 @@ deletes are its :class:`JobSession` rows, written before the first delete, in
 order: ``cursor`` is how far the deletes went, ``inflight`` the batch begun
 but not yet recorded, so a run that died mid-batch is counted exactly.
 
-Session ids are kept as :func:`encode_id` text, which holds any value the
-store's ``id`` column can (TEXT that is not UTF-8 or holds NUL, a BLOB, a
-number) in a column PostgreSQL and SQLite both take.
+Session ids are kept as :func:`~sessions_admin.ourdata.storeids.encode_id` text,
+which holds any value the store's ``id`` column can in a column PostgreSQL and
+SQLite both take.
 """
 
 from __future__ import annotations
@@ -26,55 +26,11 @@ from django.db.models import Q
 from django.utils import timezone
 
 from sessions_admin.ourdata.audit import DeletionAudit
+from sessions_admin.ourdata.storeids import decode_id
 from sessions_admin.ourdata.storename import STORE_NAME_CHARS, current_store
-from sessions_admin.store.feed import Undecodable
 
 #: How long a worker's claim on a job lasts unless renewed (each recorded step renews it).
 LEASE = timedelta(seconds=30)
-
-
-def encode_id(value: object) -> str:
-    """A store value as text that round-trips exactly through :func:`decode_id`.
-
-    ``t:`` plain text; ``x:`` text holding NUL or lone surrogates (UTF-8 hex);
-    ``u:`` TEXT that is not UTF-8 (its bytes in hex); ``b:`` a BLOB; ``i:`` an
-    integer; ``r:`` a real; ``n:`` NULL.
-    """
-    if isinstance(value, Undecodable):
-        return "u:" + value.raw.hex()
-    if isinstance(value, str):
-        if "\x00" in value or any("\ud800" <= ch <= "\udfff" for ch in value):
-            return "x:" + value.encode("utf-8", "surrogatepass").hex()
-        return "t:" + value
-    if isinstance(value, bytes | bytearray | memoryview):
-        return "b:" + bytes(value).hex()
-    if isinstance(value, bool | int):
-        return f"i:{int(value)}"
-    if isinstance(value, float):
-        return f"r:{value!r}"
-    if value is None:
-        return "n:"
-    raise TypeError(f"not a store value: {type(value).__name__}")
-
-
-def decode_id(text: str) -> object:
-    """The store value :func:`encode_id` wrote."""
-    kind, _, rest = text.partition(":")
-    if kind == "t":
-        return rest
-    if kind == "x":
-        return bytes.fromhex(rest).decode("utf-8", "surrogatepass")
-    if kind == "u":
-        return Undecodable(bytes.fromhex(rest))
-    if kind == "b":
-        return bytes.fromhex(rest)
-    if kind == "i":
-        return int(rest)
-    if kind == "r":
-        return float(rest)
-    if kind == "n":
-        return None
-    raise ValueError(f"not an encoded id: {text[:40]!r}")
 
 
 def worker_name() -> str:

@@ -15,6 +15,7 @@ from typing import Any
 
 from django.db import connections, models, router
 
+from sessions_admin.ourdata.storeids import StoreIdField
 from sessions_admin.sqlhelpers import chunks
 
 #: Rows per ``executemany``.
@@ -32,6 +33,28 @@ def sql_names(
     return connection, quote(meta.db_table), [quote(meta.get_field(f).column) for f in fields]
 
 
+def prepared(
+    model: type[models.Model], fields: Sequence[str], rows: Sequence[Sequence[Any]], connection
+) -> list[list[Any]]:
+    """``rows`` as the database takes them: only the fields that need it go through their
+    field's preparation (a store id, :class:`~sessions_admin.ourdata.storeids.StoreIdField`)."""
+    meta = model._meta
+    preps = [
+        (n, field)
+        for n, field in enumerate(meta.pk if f == "pk" else meta.get_field(f) for f in fields)
+        if isinstance(field, StoreIdField)
+    ]
+    if not preps:
+        return list(rows)
+    out = []
+    for row in rows:
+        row = list(row)
+        for n, field in preps:
+            row[n] = field.get_db_prep_save(row[n], connection)
+        out.append(row)
+    return out
+
+
 def insert_rows(
     model: type[models.Model], fields: Sequence[str], rows: Sequence[Sequence[Any]]
 ) -> None:
@@ -39,7 +62,7 @@ def insert_rows(
     connection, table, columns = sql_names(model, fields)
     sql = f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join(['%s'] * len(fields))})"
     with connection.cursor() as cursor:
-        for chunk in chunks(list(rows), BATCH):
+        for chunk in chunks(prepared(model, fields, rows, connection), BATCH):
             cursor.executemany(sql, chunk)
 
 
@@ -51,5 +74,5 @@ def update_rows(
     pk = connection.ops.quote_name(model._meta.pk.column)
     sql = f"UPDATE {table} SET {', '.join(f'{c} = %s' for c in columns)} WHERE {pk} = %s"
     with connection.cursor() as cursor:
-        for chunk in chunks(list(rows), BATCH):
+        for chunk in chunks(prepared(model, [*fields, "pk"], rows, connection), BATCH):
             cursor.executemany(sql, chunk)

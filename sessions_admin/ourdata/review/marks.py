@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from sessions_admin.ourdata.review.bulk import sql_names
 from sessions_admin.ourdata.review.models import Note, ReviewItem, SessionLabel
+from sessions_admin.ourdata.storeids import from_column, to_column
 from sessions_admin.ourdata.storename import current_store
 from sessions_admin.sqlhelpers import chunks
 
@@ -68,9 +69,12 @@ def _rows(store: str, ids: list[str]) -> list[tuple]:
             f"WHERE {column['store_name']} = %s AND {column['session_id']} IN "
             f"({', '.join(['%s'] * len(ids))}) {tail.format(**column)}"
         )
-        params.extend([store, *ids])
+        params.extend([store, *(to_column(sid) for sid in ids)])
     # Columns 5 and 6 order the verdicts (reviewed_at, id); the others have none.
     sql = " UNION ALL ".join(parts) + " ORDER BY 1, 5, 6"
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
-        return [row[:4] for row in cursor.fetchall()]
+        return [
+            (kind, from_column(sid), *rest)
+            for kind, sid, *rest in (row[:4] for row in cursor.fetchall())
+        ]

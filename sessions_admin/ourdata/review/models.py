@@ -12,6 +12,7 @@ from django.core.validators import RegexValidator
 from django.db import models
 from django.db.models import Q
 
+from sessions_admin.ourdata.storeids import StoreIdField
 from sessions_admin.ourdata.storename import STORE_NAME_CHARS, current_store
 
 #: A note's text, at most (the issue's figure).
@@ -69,7 +70,7 @@ class SessionLabel(models.Model):
     """
 
     store_name = _store_field()
-    session_id = models.TextField()
+    session_id = StoreIdField()
     label = models.ForeignKey(Label, on_delete=models.CASCADE, related_name="uses")
     added_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
@@ -107,7 +108,7 @@ class Note(models.Model):
     """Plain text about a session, or about one message of it (``message_id``)."""
 
     store_name = _store_field()
-    session_id = models.TextField()
+    session_id = StoreIdField()
     message_id = models.BigIntegerField(null=True, blank=True)
     text = models.TextField(max_length=NOTE_MAX_CHARS)
     author = models.ForeignKey(
@@ -169,7 +170,7 @@ class ReviewItem(models.Model):
 
     queue = models.ForeignKey(ReviewQueue, on_delete=models.CASCADE, related_name="items")
     store_name = _store_field()
-    session_id = models.TextField()
+    session_id = StoreIdField()
     session_created_at = _session_created_field()
     position = models.PositiveIntegerField()
     verdict = models.CharField(max_length=8, choices=Verdict.choices, blank=True, default="")

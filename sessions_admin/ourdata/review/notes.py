@@ -14,6 +14,7 @@ from django.utils import timezone
 
 from sessions_admin.ourdata.review.bulk import sql_names
 from sessions_admin.ourdata.review.models import Note
+from sessions_admin.ourdata.storeids import to_column
 from sessions_admin.ourdata.storename import current_store
 from sessions_admin.sqlhelpers import chunks
 from sessions_admin.store import feed
@@ -54,7 +55,7 @@ def shown_notes_of_session(session_id: str) -> list[tuple]:
         f"ORDER BY {column['created_at']}, {column['id']}"
     )
     with connection.cursor() as cursor:
-        cursor.execute(sql, [current_store(), session_id])
+        cursor.execute(sql, [current_store(), to_column(session_id)])
         rows = cursor.fetchall()
     convert = utc_iso_text if sqlite else utc_iso
     return [
