@@ -30,14 +30,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.common import BENCH_DIR, SESSIONS, bench_home, print_table, setup_django, timed
 
 VAR = BENCH_DIR / "var-overview"
-ROLLUPS_ONLY = ["sessions_admin.ourdata.rollups"]
 
 
 def _rollups_only() -> None:
     from sessions_admin.ourdata import sync
     from sessions_admin.ourdata.rollups import ROLLUPS
 
-    sync.CONSUMERS[:] = ROLLUPS_ONLY
     sync.LISTENERS[:] = [ROLLUPS]
 
 

@@ -14,6 +14,13 @@ class SessionsAdminConfig(AppConfig):
 
         from sessions_admin.checks import check_store_schema
         from sessions_admin.logs import log_deletion
+        from sessions_admin.ourdata import sync
+        from sessions_admin.ourdata.index import SEARCH_INDEX
+        from sessions_admin.ourdata.rollups import ROLLUPS
+
+        # The sync's consumers, in the order a pass feeds them.
+        sync.register(SEARCH_INDEX)
+        sync.register(ROLLUPS)
 
         checks.register(check_store_schema, "store")
         # By label, not by class: the audit model's module may move, the log stays.

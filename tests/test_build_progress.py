@@ -25,7 +25,7 @@ PAGES = ["/", "/tools/", "/search/?q=needle", "/sessions/?principal=user:bob"]
 @pytest.fixture
 def four_batches(store, var_dir, monkeypatch):
     """Forty messages synced ten at a time: a "long" pass for the pages' threshold."""
-    monkeypatch.setattr(sync, "PROGRESS_SHOWN_FROM", 5)
+    monkeypatch.setattr(sync.progress, "PROGRESS_SHOWN_FROM", 5)
     sid = store.add_session("sess_bob", title="needle haystack", principal="user:bob")
     for n in range(40):
         store.add_message(sid, content=f"needle {n}")

@@ -151,7 +151,7 @@ def test_a_long_pass_ends_by_merging_the_index_and_still_finds_everything(
     store, var_dir, monkeypatch
 ):
     fill(store, sessions=3, per_session=5)
-    monkeypatch.setattr(sync, "LONG_PASS", 10)
+    monkeypatch.setattr(sync.passes, "LONG_PASS", 10)
     assert sync.sync_once(batch_size=4).messages == 15
     assert matching("wombat2") and len(matching("session 1")) == 5
     side = sidedb.connect()

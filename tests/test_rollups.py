@@ -56,8 +56,12 @@ def test_an_older_side_database_gains_new_tables_filled_from_its_calls(store, si
     assert_rollups_match(side, store)
 
 
-def test_the_rollups_register_with_the_sync():
-    assert ROLLUPS in LISTENERS
+def test_a_sync_pass_feeds_the_search_index_and_the_rollups_in_that_order():
+    # Registered by the app's ready(): the search index first, then the rollups.
+    assert [type(listener).__name__ for listener in LISTENERS] == [
+        "SearchIndex",
+        "RollupListener",
+    ]
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])

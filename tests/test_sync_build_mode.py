@@ -13,7 +13,7 @@ from tests.indexdata import fill, indexed_ids, matching
 @pytest.fixture
 def build_mode(monkeypatch):
     """Every pass of more than 10 messages is a build (the real threshold is a million)."""
-    monkeypatch.setattr(sync, "LONG_PASS", 10)
+    monkeypatch.setattr(sync.passes, "LONG_PASS", 10)
 
 
 def _index_names() -> set[str]:

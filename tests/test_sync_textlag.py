@@ -19,7 +19,7 @@ from tests.indexdata import fill, indexed_ids, matching
 @pytest.fixture
 def lagging_build(monkeypatch):
     """Passes of more than 10 messages are builds; the text file commits every 3 batches."""
-    monkeypatch.setattr(sync, "LONG_PASS", 10)
+    monkeypatch.setattr(sync.passes, "LONG_PASS", 10)
     monkeypatch.setattr(textwriter, "LAG_BATCHES", 3)
 
 

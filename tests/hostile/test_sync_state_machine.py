@@ -215,7 +215,7 @@ class StoreAndIndex(RuleBasedStateMachine):
         that text in (the invariants, once a pass ran)."""
         calls = iter(range(3))
         with pytest.MonkeyPatch.context() as patch:
-            patch.setattr(sync, "LONG_PASS", 1)
+            patch.setattr(sync.passes, "LONG_PASS", 1)
             patch.setattr(textwriter, "LAG_BATCHES", 2)
             patch.setattr(textwriter.TextWriter, "_commit_lagged", textwriter.TextWriter.abort)
             sync.sync_once(batch_size=1, should_stop=lambda: next(calls, 2) >= 2)

@@ -25,113 +25,39 @@ end, and every batch skips messages at or below the mark it reads inside its
 transaction, so overlapping runs (two cron lines, cron beside ``--follow``)
 can never count a message twice.
 
-The consumers are the modules named in :data:`CONSUMERS`; importing one
-appends its listener to :data:`LISTENERS`.
+The consumers are the listeners the app registered
+(:mod:`sessions_admin.ourdata.sync.listeners`).
 """
 
 from __future__ import annotations
 
-import importlib
 import logging
 import sqlite3
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
 
 from sessions_admin import clock
 from sessions_admin.ourdata import sessionwalk, sidedb
+from sessions_admin.ourdata.sync.listeners import call_hooks, listeners
+from sessions_admin.ourdata.sync.progress import progress_state
+from sessions_admin.ourdata.sync.state import (
+    BATCH_SIZE,
+    LONG_PASS,
+    SESSION_CHUNK,
+    prepare,
+    read_state,
+    record_failure,
+    set_state,
+    side_transaction,
+)
 from sessions_admin.sqlhelpers import chunks, placeholders
 from sessions_admin.store import feed
 from sessions_admin.store.feed import FeedMessage, FeedSession
 
-logger = logging.getLogger(__name__)
-
-
-class SyncListener(Protocol):
-    """A consumer of the sync: the search index, the rollups.
-
-    Optional methods, called when a listener has them:
-
-    * ``update_sessions(side, sessions)`` takes the current rows
-      (:class:`~sessions_admin.store.feed.FeedSession`) of sessions that are
-      new or got new messages in the batch, in the batch's transaction;
-    * ``finish_build(side)`` runs in its own transaction after a pass that
-      took in at least :data:`LONG_PASS` messages (a first build), e.g. to
-      merge an index's segments;
-    * ``begin_pass(side)`` / ``end_pass(side)`` around a pass's work, and
-      ``before_commit(side)`` / ``after_rollback(side)`` around each of its
-      transactions: a listener that writes a file of its own from another
-      thread (the search index's text) commits it just before the side
-      database; ``build_mode_on(side)`` / ``build_mode_off(side)`` around a
-      first build's batches (no fsyncs).
-
-    Deferring an index to the end of a build was measured and dropped: this
-    SQLite keeps its temporary files in memory (``SQLITE_TEMP_STORE=3``), so
-    sorting ten million keys at the end took peak RSS to 628 MB.
-    """
-
-    name: str
-
-    def create(self, side: sqlite3.Connection) -> None:
-        """Create this consumer's tables in the side database if they are missing."""
-
-    def reset(self, side: sqlite3.Connection) -> None:
-        """Forget everything (``sync_index --rebuild``)."""
-
-    def add_messages(self, side: sqlite3.Connection, batch: Sequence[FeedMessage]) -> None:
-        """Take in a batch of new messages, ids increasing."""
-
-    def forget_sessions(self, side: sqlite3.Connection, session_ids: Sequence[str]) -> None:
-        """Drop what these sessions contributed (deleted by the runtime or by us)."""
-
-    def forget_messages(self, side: sqlite3.Connection, message_ids: Sequence[int]) -> None:
-        """Drop what these messages contributed (deleted while their session stays)."""
-
-
-#: Filled in by the consumers' modules (the search index, the rollups).
-LISTENERS: list[SyncListener] = []
-
-#: The modules whose import registers a listener.
-CONSUMERS: list[str] = ["sessions_admin.ourdata.index", "sessions_admin.ourdata.rollups"]
-
-#: Bumped when a table of the side database changes shape; an older file asks
-#: for ``sync_index --rebuild`` (pages treat it as no index).
-LAYOUT_VERSION = 5
-#: Messages per batch (one side-database transaction each).
-BATCH_SIZE = 20_000
-#: A pass that took in this many messages ends with the listeners' ``finish_build``.
-LONG_PASS = 1_000_000
-#: Sessions per transaction when a pass meets sessions new to it.
-SESSION_CHUNK = 10_000
-#: Characters of a failed pass's reason kept for the pages.
-ERROR_CHARS = 300
-
-_SCHEMA = (
-    """
-CREATE TABLE IF NOT EXISTS sync_state (key TEXT PRIMARY KEY, value) WITHOUT ROWID;
-"""
-    + sessionwalk.SCHEMA
-)
-
-
-def listeners() -> list[SyncListener]:
-    for module in CONSUMERS:
-        importlib.import_module(module)
-    return LISTENERS
-
-
-@dataclass(frozen=True)
-class SyncState:
-    """Where the sync stands: the last message id every listener has taken in
-    (:data:`~sessions_admin.store.feed.BEFORE_FIRST_ID` while none)."""
-
-    last_id: int = feed.BEFORE_FIRST_ID
-    synced_at_ms: int | None = None  # end of the last complete pass
-    started_at_ms: int | None = None  # start of the first build (kept until --rebuild)
+logger = logging.getLogger("sessions_admin.ourdata.sync")
 
 
 @dataclass
@@ -168,77 +94,6 @@ class Progress:
         if self.rate <= 0:
             return None
         return max(self.total - self.done, 0) / self.rate
-
-
-class SideLayoutChanged(RuntimeError):
-    """The side database was made by an older layout: ``sync_index --rebuild``."""
-
-
-def prepare(side: sqlite3.Connection) -> None:
-    """The runner's tables and every listener's, created if missing."""
-    version = side.execute("PRAGMA user_version").fetchone()[0]
-    if version not in (0, LAYOUT_VERSION) or (version == 0 and has_tables(side)):
-        raise SideLayoutChanged(
-            f"The side database {sidedb.side_path()} has an older layout: run "
-            "manage.py sync_index --rebuild."
-        )
-    sidedb.run_script(side, _SCHEMA)
-    for listener in listeners():
-        listener.create(side)
-    if version == 0:
-        side.execute(f"PRAGMA user_version = {LAYOUT_VERSION}")
-
-
-def is_current(side: sqlite3.Connection) -> bool:
-    """Was this side database made by this layout (and prepared at least once)?"""
-    version = side.execute("PRAGMA user_version").fetchone()[0]
-    return version == LAYOUT_VERSION and has_tables(side)
-
-
-def read_state(side: sqlite3.Connection) -> SyncState:
-    """The bookkeeping (call :func:`prepare` first, or check the table exists)."""
-    values = dict(side.execute("SELECT key, value FROM sync_state").fetchall())
-    last_id = values.get("last_id")
-    return SyncState(
-        last_id=feed.BEFORE_FIRST_ID if last_id is None else int(last_id),
-        synced_at_ms=values.get("synced_at_ms"),
-        started_at_ms=values.get("started_at_ms"),
-    )
-
-
-def has_tables(side: sqlite3.Connection) -> bool:
-    """Has a sync ever prepared this side database?"""
-    row = side.execute(
-        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'sync_state'"
-    ).fetchone()
-    return row is not None
-
-
-def _set_state(side: sqlite3.Connection, **values: int | str | None) -> None:
-    side.executemany(
-        "INSERT INTO sync_state (key, value) VALUES (?, ?) "
-        "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-        list(values.items()),
-    )
-
-
-def _hooks(name: str, side: sqlite3.Connection) -> None:
-    for listener in listeners():
-        hook = getattr(listener, name, None)
-        if hook is not None:
-            hook(side)
-
-
-@contextmanager
-def _transaction(side: sqlite3.Connection) -> Iterator[None]:
-    """A pass's transaction: the listeners' own files commit (or roll back) with it."""
-    with sidedb.transaction(side):
-        try:
-            yield
-            _hooks("before_commit", side)
-        except BaseException:
-            _hooks("after_rollback", side)
-            raise
 
 
 def _call_update_sessions(side: sqlite3.Connection, sessions: Sequence[FeedSession]) -> None:
@@ -359,7 +214,7 @@ def _take_batch(
     Messages at or below the stored mark are skipped, so even two writers that
     got past the pass lock (it is advisory) could never count a message twice.
     """
-    with _transaction(side):
+    with side_transaction(side):
         mark = read_state(side).last_id
         batch = [m for m in batch if m.id > mark]
         if not batch:
@@ -373,8 +228,8 @@ def _take_batch(
         _reconcile(side, rows, mark, report)
         _feed_messages(side, _as_of(batch, rows))
         done = report.messages + len(batch)
-        progress = _progress_state(done, total, time.perf_counter() - started)
-        _set_state(side, last_id=batch[-1].id, **progress)
+        progress = progress_state(done, total, time.perf_counter() - started)
+        set_state(side, last_id=batch[-1].id, **progress)
     return len(batch)
 
 
@@ -385,11 +240,11 @@ def _first_walk(side: sqlite3.Connection, up_to: int, report: SyncReport) -> Non
     for session in feed.all_sessions():
         rows[session.id] = session
         if len(rows) >= SESSION_CHUNK:
-            with _transaction(side):
+            with side_transaction(side):
                 _reconcile(side, rows, up_to, report)
             rows = {}
     if rows:
-        with _transaction(side):
+        with side_transaction(side):
             _reconcile(side, rows, up_to, report)
 
 
@@ -418,12 +273,12 @@ def _apply_session_changes(side: sqlite3.Connection, up_to: int, report: SyncRep
         _first_walk(side, up_to, report)
     found = sessionwalk.walk(side)
     for chunk in chunks(found.gone, SESSION_CHUNK):
-        with _transaction(side):
+        with side_transaction(side):
             _forget_in(side, chunk)
     moved = set(found.moved)
     for chunk in chunks(found.new + found.changed + found.moved, SESSION_CHUNK):
         rows = feed.sessions_by_id(chunk)
-        with _transaction(side):
+        with side_transaction(side):
             # Gone since the walk, or moved (re-created: its old messages may be
             # gone too): forgotten, and the moved ones taken in again from scratch.
             _forget_in(side, [sid for sid in _held(side, chunk) if sid not in rows or sid in moved])
@@ -431,7 +286,7 @@ def _apply_session_changes(side: sqlite3.Connection, up_to: int, report: SyncRep
     sessionwalk.settle(side, found)
     if len(found.gone) >= SESSION_CHUNK:
         sidedb.release_free_pages(side)  # e.g. after a clear-all: give the disk back
-    _set_state(side, unindexable_sessions=found.unindexable)
+    set_state(side, unindexable_sessions=found.unindexable)
     report.sessions_forgotten += len(found.gone)
     report.forgotten_ids = found.gone[:100]
 
@@ -521,9 +376,9 @@ def sync_once(
             try:
                 _pass(side, report, batch_size, on_progress, should_stop)
             except Exception as exc:
-                _record_failure(side, exc)
+                record_failure(side, exc)
                 raise
-            _set_state(side, run_finished_at_ms=clock.now_ms())
+            set_state(side, run_finished_at_ms=clock.now_ms())
         finally:
             if own:
                 side.close()
@@ -539,11 +394,11 @@ def _pass(
     should_stop: Callable[[], bool] | None,
 ) -> None:
     prepare(side)
-    _hooks("begin_pass", side)
+    call_hooks("begin_pass", side)
     try:
         _pass_work(side, report, batch_size, on_progress, should_stop)
     finally:
-        _hooks("end_pass", side)
+        call_hooks("end_pass", side)
 
 
 def _pass_work(
@@ -555,9 +410,9 @@ def _pass_work(
 ) -> None:
     state = read_state(side)
     backlog = _estimate(feed.last_message_id(), state.last_id)
-    _set_state(side, run_started_at_ms=clock.now_ms(), **_progress_state(0, backlog, 0.0))
+    set_state(side, run_started_at_ms=clock.now_ms(), **progress_state(0, backlog, 0.0))
     if state.started_at_ms is None:
-        _set_state(side, started_at_ms=clock.now_ms())
+        set_state(side, started_at_ms=clock.now_ms())
     # A first build (no session held yet) takes its sessions in with their messages,
     # batch by batch, and walks the session rows once they are in: see _walk_after.
     walk_after = _walk_after(side)
@@ -573,21 +428,21 @@ def _pass_work(
         # has the pages) and a power cut at worst the file, which the next
         # --rebuild derives again; the commits stay, so resuming is exact.
         side.execute("PRAGMA synchronous = OFF")
-        _hooks("build_mode_on", side)
+        call_hooks("build_mode_on", side)
     try:
         last_id = _take_all(side, prefetch, last_id, total, report, on_progress, should_stop)
     finally:
         prefetch.close()
         if building:
             side.execute("PRAGMA synchronous = NORMAL")
-            _hooks("build_mode_off", side)
+            call_hooks("build_mode_off", side)
     if walk_after and not report.interrupted:
         # The sessions without a message, and any row edited or deleted meanwhile.
         _apply_session_changes(side, last_id, report)
     if report.messages >= LONG_PASS and not report.interrupted:
         _finish_build(side)
     if not report.interrupted:
-        _set_state(side, synced_at_ms=clock.now_ms())
+        set_state(side, synced_at_ms=clock.now_ms())
     report.last_id = last_id
 
 
@@ -597,166 +452,12 @@ def _estimate(newest: int, last_id: int) -> int:
     return max(newest - max(last_id, 0), 0)
 
 
-def _record_failure(side: sqlite3.Connection, exc: Exception) -> None:
-    """Keep when and why this pass failed, for the pages (:func:`last_run`).
-
-    The failed batch has already rolled back; this write is its own
-    transaction. If even it fails (the side database is gone or locked), the
-    pass's own error is the one that matters, so it is only logged.
-    """
-    reason = " ".join(f"{type(exc).__name__}: {exc}".split())[:ERROR_CHARS]
-    try:
-        if side.in_transaction:
-            side.execute("ROLLBACK")
-        sidedb.run_script(side, _SCHEMA)
-        _set_state(side, run_failed_at_ms=clock.now_ms(), run_error=reason)
-    except Exception:
-        logger.exception("could not record the failed sync (%s)", reason)
-
-
-#: A pass with no more messages than this to take in is over in a moment: pages
-#: do not show its progress.
-PROGRESS_SHOWN_FROM = BATCH_SIZE
-#: Progress older than this reads as stalled ("last progress at 14:03 UTC").
-PROGRESS_STALE_MS = 60_000
-
-
-def _progress_state(done: int, total: int, elapsed_s: float) -> dict[str, int | float]:
-    """The ``build_*`` bookkeeping keys, written with the batch they describe."""
-    return {
-        "build_done": done,
-        "build_total": max(total, done),
-        "build_rate": done / elapsed_s if elapsed_s > 0 else 0.0,
-        "build_at_ms": clock.now_ms(),
-    }
-
-
-@dataclass(frozen=True)
-class BuildProgress:
-    """How far a long pass (a first build, a rebuild, a big catch-up) has got.
-
-    ``done`` and ``total`` count this pass's messages (``total`` estimated from
-    ids when it started, so a resumed build counts what was left); ``rate`` is
-    messages per second so far; ``at_ms`` when the last batch committed;
-    ``running`` whether a pass holds the writer's lock now
-    (:func:`sidedb.pass_running`).
-    """
-
-    done: int
-    total: int
-    rate: float
-    at_ms: int
-    running: bool
-
-    @property
-    def percent(self) -> int:
-        """Whole percent done, rounded down (100 only when every message is in)."""
-        return min(100 * self.done // self.total, 100) if self.total > 0 else 100
-
-    @property
-    def eta_s(self) -> float | None:
-        if self.rate <= 0:
-            return None
-        return max(self.total - self.done, 0) / self.rate
-
-    def stale(self, now_ms: int) -> bool:
-        """No batch committed for over :data:`PROGRESS_STALE_MS` (hung, killed, or stopped)."""
-        return now_ms - self.at_ms > PROGRESS_STALE_MS
-
-
-def build_progress(side: sqlite3.Connection | None = None) -> BuildProgress | None:
-    """The progress of a long pass that has not completed, or ``None`` when there is none.
-
-    ``None`` too when the last pass completed after the progress was recorded,
-    or the pass is small (:data:`PROGRESS_SHOWN_FROM` messages or fewer). A pass
-    that was stopped or killed keeps its last progress with ``running`` false,
-    until the next pass records its own.
-    """
-    own = side is None
-    if own:
-        side = sidedb.connect_readonly()
-        if side is None:
-            return None
-    try:
-        if not has_tables(side):
-            return None
-        values = dict(side.execute("SELECT key, value FROM sync_state").fetchall())
-    finally:
-        if own:
-            side.close()
-    done, total, rate, at_ms, synced = (
-        values.get(key)
-        for key in ("build_done", "build_total", "build_rate", "build_at_ms", "synced_at_ms")
-    )
-    if not all(isinstance(v, int) for v in (done, total, at_ms)):
-        return None
-    if total <= PROGRESS_SHOWN_FROM or (isinstance(synced, int) and synced >= at_ms):
-        return None
-    rate = float(rate) if isinstance(rate, int | float) else 0.0
-    return BuildProgress(done, total, rate, at_ms, sidedb.pass_running())
-
-
-@dataclass(frozen=True)
-class LastRun:
-    """The latest passes of ``sync_index``, as the side database's bookkeeping has them.
-
-    Times are epoch milliseconds (``None``: never). ``failed_at_ms`` and
-    ``error`` (one line, ``"OverflowError: …"``) are the last failure's, kept
-    after later passes succeed; :attr:`failed` says whether the latest pass
-    is the one that failed.
-    """
-
-    started_at_ms: int | None = None
-    finished_at_ms: int | None = None
-    failed_at_ms: int | None = None
-    error: str | None = None
-
-    @property
-    def failed(self) -> bool:
-        if self.failed_at_ms is None:
-            return False
-        return self.started_at_ms is None or self.failed_at_ms >= self.started_at_ms
-
-
-def last_run(side: sqlite3.Connection | None = None) -> LastRun:
-    """When the latest sync started and finished, and the last failure (time and reason).
-
-    Reads the side database (a read-only connection of its own unless one is
-    given); with no side database yet, or one no sync has prepared, every
-    field is ``None``.
-    """
-    own = side is None
-    if own:
-        side = sidedb.connect_readonly()
-        if side is None:
-            return LastRun()
-    try:
-        if not has_tables(side):
-            return LastRun()
-        values = dict(side.execute("SELECT key, value FROM sync_state").fetchall())
-    finally:
-        if own:
-            side.close()
-
-    def number(key: str) -> int | None:
-        value = values.get(key)
-        return value if isinstance(value, int) else None
-
-    error = values.get("run_error")
-    return LastRun(
-        started_at_ms=number("run_started_at_ms"),
-        finished_at_ms=number("run_finished_at_ms"),
-        failed_at_ms=number("run_failed_at_ms"),
-        error=error if isinstance(error, str) else None,
-    )
-
-
 def _finish_build(side: sqlite3.Connection) -> None:
     for listener in listeners():
         finish = getattr(listener, "finish_build", None)
         if finish is None:
             continue
-        with _transaction(side):
+        with side_transaction(side):
             finish(side)
     # The merge freed the old segments' pages and went through the WAL: give both back.
     side.execute("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -799,7 +500,7 @@ def forget_sessions(session_ids: Iterable[str]) -> bool:
     try:
         prepare(side)
         for chunk in chunks(ids, 1000):
-            with _transaction(side):
+            with side_transaction(side):
                 _forget_in(side, chunk)
         return True
     except Exception:
