@@ -74,8 +74,8 @@ browser-deps: ## Debian's Chromium for the browser tests (nothing downloads a br
 test: setup-dev browser-deps ## The whole suite, browser tests included
 	$(PY) -m pytest
 
-test-fast: setup-dev ## Everything but the browser tests
-	$(PY) -m pytest -m "not browser"
+test-fast: setup-dev ## The inner loop: everything but the browser tests and the slow ones (the crawl, the fuzzer)
+	$(PY) -m pytest -m "not browser and not slow"
 
 lint: setup-dev
 	$(VENV)/bin/ruff check .

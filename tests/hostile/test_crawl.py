@@ -9,11 +9,14 @@ as soon as something links to them.
 
 from __future__ import annotations
 
+import pytest
+
 from tests.conftest import STORE_DB
 from tests.hostile.crawler import crawl
 from tests.hostile.routes import route_key
 
 
+@pytest.mark.slow
 @STORE_DB
 def test_no_page_a_staff_user_can_reach_answers_a_5xx(hostile_store, hostile_admin):
     result = crawl(hostile_admin)

@@ -12,10 +12,14 @@ from __future__ import annotations
 from collections import defaultdict
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 
+import pytest
+
 from sessions_admin.ids import session_url
 from tests.conftest import STORE_DB
 from tests.hostile.crawler import crawl
 from tests.hostile.routes import route_key, routes
+
+pytestmark = pytest.mark.slow
 
 HOSTILE_VALUES = (
     "²",  # "²".isdigit() is true, int("²") fails
