@@ -123,3 +123,45 @@ def test_an_erasure_asked_twice_while_it_waits_is_one_job(store):
     first = request_erasure("user:twice", actor=ACTOR)
     again = request_erasure("user:twice", actor=ACTOR)
     assert again.pk == first.pk and Job.objects.count() == 1
+
+
+@STORE_DB
+def test_a_jobs_batches_commit_without_a_wait_each_and_are_flushed_before_it_moves_on(
+    store, fast_pacing, monkeypatch
+):
+    from sessions_admin.deletion import jobs
+    from sessions_admin.store import cascade
+    from sessions_admin.store.connection import store_connection
+
+    monkeypatch.setattr(deletion.bulk, "MAX_BATCH_SESSIONS", 3)
+    fill(store, 10, 2)
+    seen: list[tuple[str, int]] = []
+
+    def synchronous() -> int:
+        with store_connection().cursor() as cursor:
+            cursor.execute("PRAGMA synchronous")
+            return cursor.fetchone()[0]
+
+    real_delete, real_flush = jobs.cascade_delete, cascade.flush_to_disk
+
+    def delete(*args, **kwargs):
+        seen.append(("batch", synchronous()))
+        return real_delete(*args, **kwargs)
+
+    def flush() -> None:
+        seen.append(("flush", synchronous()))
+        real_flush()
+
+    monkeypatch.setattr(jobs, "cascade_delete", delete)
+    monkeypatch.setattr(cascade, "flush_to_disk", flush)
+    before = synchronous()
+    folder = sorted(p.name for p in store.path.parent.iterdir())
+    job = deletion.request_clear_all(actor=ACTOR, expected_sessions=10)
+    work(lambda: False, once=True)
+    job.refresh_from_db()
+    assert job.done and job.sessions == 10
+    batches = [value for what, value in seen if what == "batch"]
+    assert len(batches) >= 4 and set(batches) == {1}  # NORMAL: no fsync per commit
+    assert seen[len(batches)] == ("flush", before)  # then one flush, the setting restored
+    assert synchronous() == before
+    assert sorted(p.name for p in store.path.parent.iterdir()) == folder  # no file of ours

@@ -37,6 +37,7 @@ from sessions_admin.store.cascade import (
     candidates,
     child_counts,
     count_ids,
+    deferred_sync,
     max_rowid,
     remove_frames,
 )
@@ -58,7 +59,7 @@ MAX_REFUSALS_KEPT = 1000
 #: and still well under the half second the runtime's writer may wait.
 JOB_TARGET_BATCH_MS = 150
 #: Deleted sessions an erasure's side index forgets in one transaction, beside the deletes.
-FORGET_EVERY = 2_000
+FORGET_EVERY = 10_000
 
 Phase = Job.Phase
 log = logging.getLogger("sessions_admin.jobs")
@@ -241,31 +242,42 @@ def _delete(run: Run) -> None:
     if job.inflight:
         _settle_batch(run)
     pacer = Pacer(target_ms=JOB_TARGET_BATCH_MS)
-    matching = run.matching()
     forgetter = SideForgetter() if run.erasing else None
     try:
-        while not run.should_stop():
-            rows = list(
-                JobSession.objects.filter(job=job, seq__gt=job.cursor, carried=False).order_by(
-                    "seq"
-                )[: max(1, min(bulk.MAX_BATCH_SESSIONS, pacer.row_budget))]
-            )
-            if not rows:
-                _after_deleting(run)
-                return
-            ids = [row.session_id for row in rows]
-            start = 0
-            for batch in whole_session_batches(ids, child_counts(ids), pacer.row_budget):
-                seqs = (rows[start].seq, rows[start + len(batch) - 1].seq)
-                start += len(batch)
-                deleted = _delete_batch(run, batch, seqs, matching, pacer)
-                if forgetter is not None:
-                    forgetter.add(deleted)
-                if run.should_stop():
-                    return
+        # The phase moves on only once the deletes are on disk (deferred_sync's end).
+        with deferred_sync():
+            finished = _delete_listed(run, pacer, run.matching(), forgetter)
     finally:
         if forgetter is not None:
             forgetter.close()
+    if finished:
+        _after_deleting(run)
+
+
+def _delete_listed(
+    run: Run, pacer: Pacer, matching: SessionFilter, forgetter: SideForgetter | None
+) -> bool:
+    """The batches, until none is left (True) or the run is asked to stop (False)."""
+    job = run.job
+    while not run.should_stop():
+        rows = list(
+            JobSession.objects.filter(job=job, seq__gt=job.cursor, carried=False).order_by("seq")[
+                : max(1, min(bulk.MAX_BATCH_SESSIONS, pacer.row_budget))
+            ]
+        )
+        if not rows:
+            return True
+        ids = [row.session_id for row in rows]
+        start = 0
+        for batch in whole_session_batches(ids, child_counts(ids), pacer.row_budget):
+            seqs = (rows[start].seq, rows[start + len(batch) - 1].seq)
+            start += len(batch)
+            deleted = _delete_batch(run, batch, seqs, matching, pacer)
+            if forgetter is not None:
+                forgetter.add(deleted)
+            if run.should_stop():
+                return False
+    return False
 
 
 def _delete_batch(

@@ -146,8 +146,10 @@ def _key_shared(side: sqlite3.Connection, principal: str, session_ids: Sequence[
     ).fetchone()[0]
     mine = 0
     for chunk in chunks([sidedb.bind_id(sid) for sid in session_ids]):
+        # "+principal": seek each id in the unique index instead of walking every row
+        # filed under the principal once per chunk.
         mine += side.execute(
-            f"SELECT count(*) FROM rollup_session WHERE principal = ? "
+            f"SELECT count(*) FROM rollup_session WHERE +principal = ? "
             f"AND session_id IN ({placeholders(len(chunk))})",
             [principal, *chunk],
         ).fetchone()[0]

@@ -19,7 +19,9 @@ or a confirmation, one session's preview.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,6 +36,8 @@ from sessions_admin.store.connection import (
     frames_root,
     is_read_only,
     run_sql,
+    store_connection,
+    store_path,
     time_limit,
 )
 from sessions_admin.store.queries import SessionFilter
@@ -186,6 +190,44 @@ def delete_rows(
     except DatabaseError as exc:
         raise describe_database_error(exc) from exc
     return counts, ids
+
+
+@contextmanager
+def deferred_sync():
+    """Commit the deletes inside without an fsync each, then make them durable together.
+
+    A long job commits hundreds of batches: in WAL mode each commit under the
+    store's ``synchronous = FULL`` waits for the WAL's fsync. Inside this block
+    our connection commits under ``NORMAL`` (a killed process loses nothing, the
+    OS holds the pages); on leaving it, :func:`flush_to_disk` syncs the store's
+    files, so nothing is reported done before it would survive a power cut.
+    """
+    connection = store_connection()
+    connection.ensure_connection()
+    with connection.cursor() as cursor:
+        cursor.execute("PRAGMA synchronous")
+        before = cursor.fetchone()[0]
+        cursor.execute("PRAGMA synchronous = NORMAL")
+    try:
+        yield
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute(f"PRAGMA synchronous = {int(before)}")
+        flush_to_disk()
+
+
+def flush_to_disk() -> None:
+    """fsync the store's WAL and file, read-only: what this process committed is on disk."""
+    path = store_path()
+    for name in (f"{path}-wal", str(path)):
+        try:
+            fd = os.open(name, os.O_RDONLY)
+        except FileNotFoundError:
+            continue
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
 
 
 def remove_frames(

@@ -45,6 +45,8 @@ _SETTABLE_PRAGMAS = frozenset(
         "cache_size",
         "temp_store",
         "mmap_size",
+        # When this connection's commits wait for an fsync (deletion jobs: cascade.deferred_sync).
+        "synchronous",
     }
 )
 # Pragmas that only read and take a table or index name as their argument.
