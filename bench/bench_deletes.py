@@ -35,10 +35,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import BENCH_DIR, bench_home, peak_rss_mb, print_table, setup_django  # noqa: E402
-
-APPENDER_SESSIONS = 4
-APPEND_PAUSE_S = 0.005  # ~150 writes/s, a busy runtime
+from bench.common import (  # noqa: E402
+    BENCH_DIR,
+    RuntimeAppender,
+    bench_home,
+    peak_rss_mb,
+    print_table,
+    setup_django,
+)
 
 
 def copy_home(source: Path, dest: Path) -> Path:
@@ -72,29 +76,13 @@ def appender(
     paused: mp.Event,
     results: mp.Queue,
 ) -> None:
-    """The runtime: appends messages forever, recording how long each write waited."""
-    conn = sqlite3.connect(path, timeout=5.0, isolation_level=None)
-    conn.execute("PRAGMA foreign_keys = ON")
-    now = int(time.time() * 1000)
-
-    def create(prefix: str) -> list[str]:
-        ids = [f"{prefix}_{i}" for i in range(APPENDER_SESSIONS)]
-        conn.execute("BEGIN IMMEDIATE")
-        conn.executemany(
-            "INSERT INTO sessions (id, target_key, profile_key, principal_id, title, turn_count, "
-            "created_at, last_active) VALUES (?, 'bench.appender', 'default', 'bench:runtime', "
-            "'appender', 0, ?, ?)",
-            [(sid, now, now) for sid in ids],
-        )
-        conn.execute("COMMIT")
-        return ids
-
-    sessions = create("appender_a")
-    written: dict[str, int] = dict.fromkeys(sessions, 0)
+    """The runtime (:class:`bench.common.RuntimeAppender`) until ``stop``; it pauses while
+    ``pause`` is set and moves to new sessions once ``switch`` is. Each write is recorded
+    with the phase the bench was in."""
+    writer = RuntimeAppender(path, "appender_a")
+    written: dict[str, int] = dict.fromkeys(writer.sessions, 0)
     samples: list[tuple[int, float, float]] = []  # (phase, wait ms, whole write ms)
-    errors: list[str] = []
     results.put(("ready", None))
-    n = 0
     while not stop.is_set():
         if pause.is_set():
             if not paused.is_set():
@@ -103,32 +91,15 @@ def appender(
             time.sleep(0.01)
             continue
         paused.clear()
-        if switch.is_set() and not sessions[0].startswith("appender_b"):
-            sessions = create("appender_b")
-            written.update(dict.fromkeys(sessions, 0))
+        if switch.is_set() and not writer.sessions[0].startswith("appender_b"):
+            written.update(dict.fromkeys(writer.create("appender_b"), 0))
             results.put(("switched", None))
-        sid = sessions[n % len(sessions)]
-        started = time.perf_counter()
-        try:
-            conn.execute("BEGIN IMMEDIATE")
-            acquired = time.perf_counter()
-            conn.execute(
-                "INSERT INTO session_messages (session_id, role, content, ts) "
-                "VALUES (?, 'user', 'still here', ?)",
-                (sid, int(time.time() * 1000)),
-            )
-            conn.execute("COMMIT")
-            done = time.perf_counter()
+        if (done := writer.write()) is not None:
+            sid, wait_ms, whole_ms = done
             written[sid] += 1
-            samples.append((phase.value, (acquired - started) * 1000, (done - started) * 1000))
-        except sqlite3.Error as exc:
-            errors.append(f"{type(exc).__name__}: {exc}")
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-        n += 1
-        time.sleep(APPEND_PAUSE_S)
-    conn.close()
-    results.put(("done", (written, samples, errors)))
+            samples.append((phase.value, wait_ms, whole_ms))
+    writer.close()
+    results.put(("done", (written, samples, writer.errors)))
 
 
 def main() -> None:

@@ -41,6 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.common import (  # noqa: E402
     BENCH_DIR,
+    RuntimeAppender,
     peak_rss_mb,
     print_table,
     setup_django,
@@ -51,8 +52,6 @@ from bench.common import (  # noqa: E402
 PRINCIPAL = "bench:erase-me"
 ERASE_SESSIONS = 1_000
 ERASE_MESSAGES = 20
-APPENDER_SESSIONS = 4
-APPEND_PAUSE_S = 0.005
 
 
 def base_dir(sessions: int) -> Path:
@@ -130,44 +129,15 @@ def copy_home(source: Path, dest: Path) -> Path:
 
 
 def appender(path: str, stop, results) -> None:
-    """The runtime: appends messages to sessions of its own, recording each lock wait."""
-    conn = sqlite3.connect(path, timeout=5.0, isolation_level=None)
-    conn.execute("PRAGMA foreign_keys = ON")
-    now = int(time.time() * 1000)
-    ids = [f"appender_{i}" for i in range(APPENDER_SESSIONS)]
-    conn.execute("BEGIN IMMEDIATE")
-    conn.executemany(
-        "INSERT INTO sessions (id, target_key, profile_key, principal_id, title, turn_count, "
-        "created_at, last_active) VALUES (?, 'bench.appender', 'default', 'bench:runtime', "
-        "'appender', 0, ?, ?)",
-        [(sid, now, now) for sid in ids],
-    )
-    conn.execute("COMMIT")
+    """The runtime (:class:`bench.common.RuntimeAppender`) until ``stop``: writes, waits, errors."""
+    writer = RuntimeAppender(path, "appender")
     results.put(("ready", None))
     waits: list[float] = []
-    errors: list[str] = []
-    written = 0
-    n = 0
     while not stop.is_set():
-        started = time.perf_counter()
-        try:
-            conn.execute("BEGIN IMMEDIATE")
-            waits.append((time.perf_counter() - started) * 1000)
-            conn.execute(
-                "INSERT INTO session_messages (session_id, role, content, ts) "
-                "VALUES (?, 'user', 'still here', ?)",
-                (ids[n % len(ids)], int(time.time() * 1000)),
-            )
-            conn.execute("COMMIT")
-            written += 1
-        except sqlite3.Error as exc:
-            errors.append(f"{type(exc).__name__}: {exc}")
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-        n += 1
-        time.sleep(APPEND_PAUSE_S)
-    conn.close()
-    results.put(("done", (written, waits, errors)))
+        if (done := writer.write()) is not None:
+            waits.append(done[1])
+    writer.close()
+    results.put(("done", (len(waits), waits, writer.errors)))
 
 
 def main() -> None:

@@ -53,10 +53,14 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.bench_deletes import copy_home  # noqa: E402
-from bench.common import BENCH_DIR, ROOT, bench_home, print_table  # noqa: E402
+from bench.common import (  # noqa: E402
+    BENCH_DIR,
+    ROOT,
+    RuntimeAppender,
+    bench_home,
+    print_table,
+)
 
-APPEND_PAUSE_S = 0.005  # ~150 writes/s, a busy runtime
-APPENDER_SESSIONS = 4
 GOALS = {"p95": 150, "p99": 300, "wait": 500}
 
 
@@ -177,45 +181,19 @@ def prepare_django(env: dict[str, str], users: int) -> list[tuple[str, str]]:
 
 
 def appender(path: str, stop: mp.Event, results: mp.Queue) -> None:
-    """The runtime: appends messages until told to stop, timing each write's wait."""
-    conn = sqlite3.connect(path, timeout=5.0, isolation_level=None)
-    conn.execute("PRAGMA foreign_keys = ON")
-    now = int(time.time() * 1000)
-    sessions = [f"load_appender_{i}" for i in range(APPENDER_SESSIONS)]
-    conn.execute("BEGIN IMMEDIATE")
-    conn.executemany(
-        "INSERT INTO sessions (id, target_key, profile_key, principal_id, title, turn_count, "
-        "created_at, last_active) VALUES (?, 'bench.appender', 'default', 'bench:runtime', "
-        "'appender', 0, ?, ?)",
-        [(sid, now, now) for sid in sessions],
-    )
-    conn.execute("COMMIT")
+    """The runtime (:class:`bench.common.RuntimeAppender`) until ``stop``, user and
+    assistant turns in turn: writes per session, lock waits, errors."""
+    writer = RuntimeAppender(path, "load_appender")
     results.put(("ready", None))
-    written = dict.fromkeys(sessions, 0)
+    written = dict.fromkeys(writer.sessions, 0)
     waits: list[float] = []
-    errors: list[str] = []
-    n = 0
     while not stop.is_set():
-        sid = sessions[n % len(sessions)]
-        started = time.perf_counter()
-        try:
-            conn.execute("BEGIN IMMEDIATE")
-            waits.append((time.perf_counter() - started) * 1000)
-            conn.execute(
-                "INSERT INTO session_messages (session_id, role, content, ts) "
-                "VALUES (?, ?, 'still here', ?)",
-                (sid, "user" if n % 2 == 0 else "assistant", int(time.time() * 1000)),
-            )
-            conn.execute("COMMIT")
-            written[sid] += 1
-        except sqlite3.Error as exc:
-            errors.append(f"{type(exc).__name__}: {exc}")
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-        n += 1
-        time.sleep(APPEND_PAUSE_S)
-    conn.close()
-    results.put(("done", (written, waits, errors)))
+        role = "user" if writer.n % 2 == 0 else "assistant"
+        if (done := writer.write(role)) is not None:
+            written[done[0]] += 1
+            waits.append(done[1])
+    writer.close()
+    results.put(("done", (written, waits, writer.errors)))
 
 
 def start_gunicorn(env: dict[str, str], port: int, log: Path) -> subprocess.Popen:

@@ -129,3 +129,66 @@ def _fmt(value: object) -> str:
     if isinstance(value, float):
         return f"{value:.2f}"
     return str(value)
+
+
+#: The runtime's writer in the benches: ~150 writes/s (a busy runtime) over a few sessions.
+APPENDER_SESSIONS = 4
+APPEND_PAUSE_S = 0.005
+
+
+class RuntimeAppender:
+    """Writes as the runtime does, in a process of its own: sessions of its own, then one
+    message per ``BEGIN IMMEDIATE; INSERT; COMMIT`` (5 s busy timeout), each write timed."""
+
+    def __init__(self, path: str, prefix: str) -> None:
+        import sqlite3
+
+        self.sqlite3 = sqlite3
+        self.conn = sqlite3.connect(path, timeout=5.0, isolation_level=None)
+        self.conn.execute("PRAGMA foreign_keys = ON")
+        self.sessions = self.create(prefix)
+        self.errors: list[str] = []
+        self.n = 0
+
+    def create(self, prefix: str) -> list[str]:
+        """``APPENDER_SESSIONS`` new sessions named ``<prefix>_<n>``, written now."""
+        now = int(time.time() * 1000)
+        ids = [f"{prefix}_{i}" for i in range(APPENDER_SESSIONS)]
+        self.conn.execute("BEGIN IMMEDIATE")
+        self.conn.executemany(
+            "INSERT INTO sessions (id, target_key, profile_key, principal_id, title, turn_count, "
+            "created_at, last_active) VALUES (?, 'bench.appender', 'default', 'bench:runtime', "
+            "'appender', 0, ?, ?)",
+            [(sid, now, now) for sid in ids],
+        )
+        self.conn.execute("COMMIT")
+        self.sessions = ids
+        return ids
+
+    def write(self, role: str = "user") -> tuple[str, float, float] | None:
+        """One message to the next session: (its id, ms waited for the lock, ms in all), or
+        None when the write failed (its error kept in ``errors``). Then the pause."""
+        sid = self.sessions[self.n % len(self.sessions)]
+        self.n += 1
+        started = time.perf_counter()
+        try:
+            self.conn.execute("BEGIN IMMEDIATE")
+            acquired = time.perf_counter()
+            self.conn.execute(
+                "INSERT INTO session_messages (session_id, role, content, ts) "
+                "VALUES (?, ?, 'still here', ?)",
+                (sid, role, int(time.time() * 1000)),
+            )
+            self.conn.execute("COMMIT")
+            done = time.perf_counter()
+        except self.sqlite3.Error as exc:
+            self.errors.append(f"{type(exc).__name__}: {exc}")
+            if self.conn.in_transaction:
+                self.conn.execute("ROLLBACK")
+            return None
+        finally:
+            time.sleep(APPEND_PAUSE_S)
+        return sid, (acquired - started) * 1000, (done - started) * 1000
+
+    def close(self) -> None:
+        self.conn.close()

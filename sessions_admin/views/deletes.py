@@ -19,7 +19,7 @@ from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 from django.views.decorators.vary import vary_on_headers
-from django_htmx.http import HttpResponseClientRedirect
+from django_htmx.http import HttpResponseClientRedirect, trigger_client_event
 
 from sessions_admin import deletion
 from sessions_admin.access import DELETE_SESSIONS, staff_view
@@ -63,8 +63,7 @@ def _delete(request: HttpRequest, session_id: str, origin: str) -> HttpResponse:
             {"message": text, "level": "warning" if level == messages.WARNING else "success"},
         )
         # The list's count listens for this and counts again.
-        response["HX-Trigger"] = "sessions-changed"
-        return response
+        return trigger_client_event(response, "sessions-changed")
     messages.add_message(request, level, text)
     if request.htmx:
         return HttpResponseClientRedirect(reverse("sessions"))

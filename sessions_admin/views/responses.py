@@ -6,6 +6,7 @@ from typing import Any
 
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
+from django_htmx.http import reswap, retarget
 
 
 class HttpResponseSeeOther(HttpResponseRedirect):
@@ -20,6 +21,4 @@ def render_banner(
     """For htmx: render ``template`` into the page's ``#flash`` area, not the region
     the request targeted (a table, a poll), so an error never lands inside a row."""
     response = render(request, template, context, status=status)
-    response["HX-Retarget"] = "#flash"
-    response["HX-Reswap"] = "innerHTML"
-    return response
+    return reswap(retarget(response, "#flash"), "innerHTML")
