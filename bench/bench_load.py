@@ -8,7 +8,7 @@
    the shared store. The frames are read from the shared home (read only).
 2. Gives the copy a Django data folder of its own: migrate, collectstatic
    and ``--users`` staff accounts.
-3. Starts gunicorn exactly as the README does (``-c gunicorn.conf.py``),
+3. Starts gunicorn exactly as docs/operations.md does (``-c gunicorn.conf.py``),
    JSON request logs to a file.
 4. Starts the appender, a separate process that appends messages as the
    runtime does (``BEGIN IMMEDIATE; INSERT; COMMIT``, its own 5 s busy

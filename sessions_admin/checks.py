@@ -20,7 +20,7 @@ def check_store_schema(app_configs: Any = None, **kwargs: Any) -> list[checks.Ch
     messages: list[checks.CheckMessage] = [
         checks.Error(
             problem,
-            hint="See README: pointing the dashboard at a host home.",
+            hint="See docs/operations.md: pointing it at a real host home.",
             id=f"sessions_admin.E00{min(index + 1, 9)}",
         )
         for index, problem in enumerate(status.errors)

@@ -1,7 +1,7 @@
-"""Deploy a copy of the repo as the README's Production section says, and talk to it.
+"""Deploy a copy of the repo as the Production section of docs/operations.md says, and talk to it.
 
 Shared by the production tests: the copy has no ``var/`` (a fresh clone),
-the steps are read from the README itself (so the two cannot drift), and
+the steps are read from that document itself (so the two cannot drift), and
 gunicorn is started from the copy's ``gunicorn.conf.py``.
 """
 
@@ -23,24 +23,26 @@ from pathlib import Path
 from urllib.parse import urlencode
 
 ROOT = Path(__file__).resolve().parent.parent
+#: Where the production steps are written (and read from, so the two cannot drift).
+PRODUCTION_DOC = "docs/operations.md"
 HOST = "admin.example.com"
 PASSWORD = "a-long-test-password-1"
 
 
 def production_block(readme: str) -> list[list[str]]:
-    """The README's Production commands, each split as a shell would."""
+    """The production doc's Production commands, each split as a shell would."""
     block = readme.split("## Production", 1)[1].split("```sh", 1)[1].split("```", 1)[0]
     logical = block.replace("\\\n", " ").splitlines()
     return [words for line in logical if (words := shlex.split(line, comments=True))]
 
 
 def production_install(readme: str) -> list[str]:
-    """The README's ``pip`` command, without the ``pip``."""
+    """The production doc's ``pip`` command, without the ``pip``."""
     return next(words[1:] for words in production_block(readme) if words[0] == "pip")
 
 
 def production_steps(readme: str) -> tuple[dict[str, str], list[list[str]], list[str]]:
-    """The README's Production block: its exported variables, its manage.py steps
+    """The production doc's Production block: its exported variables, its manage.py steps
     and its gunicorn command, each split as a shell would."""
     env: dict[str, str] = {}
     steps: list[list[str]] = []
@@ -95,7 +97,7 @@ class Browser:
         conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
         sent = {
             "Host": HOST,
-            "X-Forwarded-Proto": "https",  # what the README's TLS proxy sets
+            "X-Forwarded-Proto": "https",  # what the production doc's TLS proxy sets
             **headers,
         }
         if self.cookies:
@@ -138,7 +140,7 @@ class Deployment:
     log: Path
     outputs: dict[str, str]
     python: str = sys.executable
-    #: What the README starts beside the server (the job worker).
+    #: What the production doc starts beside the server (the job worker).
     background: list[subprocess.Popen] = field(default_factory=list)
 
     def manage(self, *args: str) -> subprocess.CompletedProcess:
@@ -182,13 +184,13 @@ def clean_environment(**extra: str) -> dict[str, str]:
 
 def production_venv(repo: Path, venv: Path) -> str:
     """A new venv from the Python ``scripts/find-python`` picks, holding only what
-    the README's ``pip install`` puts there; returns its interpreter."""
+    the production doc's ``pip install`` puts there; returns its interpreter."""
     found = subprocess.run(
         [str(repo / "scripts" / "find-python")], capture_output=True, text=True, check=True
     ).stdout.strip()
     subprocess.run([found, "-m", "venv", str(venv)], check=True, capture_output=True, timeout=120)
     python = str(venv / "bin" / "python")
-    install = production_install((repo / "README.md").read_text())
+    install = production_install((repo / PRODUCTION_DOC).read_text())
     done = subprocess.run(
         [python, "-m", "pip", *install, "--quiet"],
         cwd=repo,
@@ -204,7 +206,7 @@ def production_venv(repo: Path, venv: Path) -> str:
 def deploy(
     workdir: Path, host_home: Path, *, fresh_venv: bool = False, **extra_env: str
 ) -> Deployment:
-    """Copy the repo, run the README's steps in it, start its gunicorn command.
+    """Copy the repo, run the production doc's steps in it, start its gunicorn command.
 
     ``fresh_venv``: run everything with a new venv's Python holding only the
     README's install (slow: ~10 s with pip's cache, more without), not the
@@ -213,7 +215,7 @@ def deploy(
     repo = copy_repo(workdir / "repo")
     assert not (repo / "var").exists()
     python = production_venv(repo, workdir / "venv") if fresh_venv else sys.executable
-    exported, steps, server = production_steps((repo / "README.md").read_text())
+    exported, steps, server = production_steps((repo / PRODUCTION_DOC).read_text())
     env = clean_environment(**exported)
     env.update(
         DJANGO_SECRET_KEY="prod-test-" + "k" * 40,
@@ -225,7 +227,7 @@ def deploy(
     background: list[subprocess.Popen] = []
     for step in steps:
         if step[-1] == "&":
-            # The job worker: it runs beside the server, as the README starts it.
+            # The job worker: it runs beside the server, as the production doc starts it.
             log = (workdir / f"{step[0]}.log").open("w")
             background.append(
                 subprocess.Popen(
@@ -238,7 +240,7 @@ def deploy(
             )
             continue
         if step == ["createsuperuser"]:
-            # The README's step asks for a password at the terminal; the same, unattended:
+            # The production doc's step asks for a password at the terminal; the same, unattended:
             step = [*step, "--noinput", "--username", "admin", "--email", "admin@example.com"]
         done = subprocess.run(
             [python, "manage.py", *step],
@@ -259,7 +261,7 @@ def deploy(
 def serve(
     repo: Path, env: dict[str, str], server: list[str], log: Path, python: str = sys.executable
 ) -> tuple[subprocess.Popen, int, Path]:
-    """Start the README's gunicorn command in ``repo`` on a free port."""
+    """Start the production doc's gunicorn command in ``repo`` on a free port."""
     port = free_port()
     bind = [w if not w.startswith("127.0.0.1:") else f"127.0.0.1:{port}" for w in server]
     process = subprocess.Popen(
@@ -275,7 +277,7 @@ def serve(
 def another_instance(deployment: Deployment, workdir: Path) -> Deployment:
     """A second dashboard from the same code, with its own data folder."""
     env = {**deployment.env, "SESSIONS_ADMIN_VAR_DIR": str(workdir / "var-2")}
-    _, _, server = production_steps((deployment.repo / "README.md").read_text())
+    _, _, server = production_steps((deployment.repo / PRODUCTION_DOC).read_text())
     process, port, log = serve(
         deployment.repo, env, server, workdir / "gunicorn-2.log", deployment.python
     )

@@ -1,8 +1,8 @@
-"""The README's Production steps, run on a copy of the repo without var/, served by gunicorn.
+"""The Production steps of docs/operations.md, run on a copy of the repo without var/.
 
 One deployment for the module (~20 s): a fresh copy, a new venv holding only
-what the README's ``pip install`` puts there (requirements.txt: no test, lint
-or benchmark tools), the README's exports and ``manage.py`` commands in order
+what the production doc's ``pip install`` puts there (requirements.txt: no test, lint
+or benchmark tools), the production doc's exports and ``manage.py`` commands in order
 with that venv's Python, then its gunicorn command with the repo's
 ``gunicorn.conf.py``, behind a pretend TLS proxy (``X-Forwarded-Proto: https``,
 ``Host: admin.example.com``).
@@ -22,6 +22,7 @@ import pytest
 
 from tests.prodserver import (
     PASSWORD,
+    PRODUCTION_DOC,
     ROOT,
     Deployment,
     deploy,
@@ -83,7 +84,7 @@ def importable(python: str, modules: list[str]) -> dict[str, bool]:
 
 
 def test_the_readme_installs_only_the_production_requirements():
-    assert production_install((ROOT / "README.md").read_text()) == [
+    assert production_install((ROOT / PRODUCTION_DOC).read_text()) == [
         "install",
         "-r",
         "requirements.txt",
@@ -101,7 +102,7 @@ def test_the_server_venv_has_the_runtime_and_none_of_the_dev_tools(deployed):
 
 
 def test_the_readme_lists_every_step_the_issue_names():
-    _, steps, server = production_steps((ROOT / "README.md").read_text())
+    _, steps, server = production_steps((ROOT / PRODUCTION_DOC).read_text())
     commands = [" ".join(word for word in step if not word.startswith("--no")) for step in steps]
     assert [command.split(" --skip")[0] for command in commands] == [
         "migrate",
@@ -117,7 +118,7 @@ def test_the_readme_lists_every_step_the_issue_names():
 
 
 def test_the_readme_systemd_unit_is_the_one_in_docs_and_runs_follow():
-    readme = (ROOT / "README.md").read_text()
+    readme = (ROOT / PRODUCTION_DOC).read_text()
     unit = readme.split("```ini\n", 1)[1].split("```", 1)[0]
     assert unit == (ROOT / "docs" / "sessions-admin-sync.service").read_text()
     settings = dict(
@@ -128,7 +129,7 @@ def test_the_readme_systemd_unit_is_the_one_in_docs_and_runs_follow():
 
 
 def test_the_readme_jobs_unit_is_the_one_in_docs_and_runs_the_worker():
-    readme = (ROOT / "README.md").read_text()
+    readme = (ROOT / PRODUCTION_DOC).read_text()
     units = [block.split("```", 1)[0] for block in readme.split("```ini\n")[1:]]
     (unit,) = [u for u in units if "run_jobs" in u]
     assert unit == (ROOT / "docs" / "sessions-admin-jobs.service").read_text()
@@ -146,7 +147,7 @@ def test_the_steps_run_on_a_clean_copy_and_the_deploy_check_finds_nothing(deploy
 
 
 def test_the_verify_step_finds_no_drift_after_the_sync_step(deployed):
-    # deploy() ran the README's `sync_index --verify` and required exit status 0.
+    # deploy() ran the production doc's `sync_index --verify` and required exit status 0.
     verified = deployed.outputs["sync_index --verify"]
     assert "No drift: the index and the rollups equal the store." in verified
     assert f"Checked {len(AWKWARD_IDS) + 1 + ERASED} sessions" in verified

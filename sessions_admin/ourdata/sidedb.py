@@ -6,7 +6,7 @@ copy of every message, and only ``contentless_delete`` lets it drop a deleted
 session's rows without the deleted text. The system SQLite here is 3.40.1, so
 the side database opens through ``pysqlite3`` (the ``pysqlite3-binary`` wheel
 bundles SQLite 3.51) when it is installed, and through the standard library's
-``sqlite3`` when that one is new enough (README, "Search": the measurements).
+``sqlite3`` when that one is new enough (docs/search.md: the measurements).
 Both speak the same DB-API, so a :class:`~sessions_admin.ourdata.sync.SyncListener`
 sees an ``sqlite3.Connection``-like object either way.
 
