@@ -85,7 +85,7 @@ bench: setup-dev ## Benchmarks on a generated 500k-session store (takes a while)
 	$(PY) bench/run.py
 
 screens: setup-dev browser-deps ## docs/screens/: every screen at 1440 and 390 px, on a fresh demo store in a temp dir
-	$(PY) scripts/screens.py
+	$(PY) scripts/screens.py $(SCREENS)
 
 clean:
 	rm -rf $(VENV) var/staticfiles .pytest_cache
