@@ -37,6 +37,7 @@ DJANGO_SIDE_MODULES = {
     "test_jobs",
     "test_store_identity",
     "test_store_ids_exact",
+    "test_migrations_carry_data",
     "test_login_throttling",
     "test_logs",
     "test_postgres",

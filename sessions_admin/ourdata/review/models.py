@@ -128,6 +128,13 @@ class Note(models.Model):
             ("delete_any_note", "Can delete any note"),
         ]
         indexes = [models.Index(fields=["store_name", "session_id", "message_id"])]
+        constraints = [
+            models.CheckConstraint(condition=~Q(text=""), name="note_has_text"),
+            models.CheckConstraint(
+                condition=Q(edited_at__isnull=True) | Q(edited_at__gte=models.F("created_at")),
+                name="note_edited_after_written",
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"note by {self.author_name} on {self.session_id}"
@@ -204,6 +211,15 @@ class ReviewItem(models.Model):
             models.CheckConstraint(
                 condition=Q(verdict__in=["", "pass", "fail", "skip"]), name="review_item_verdict"
             ),
+            # A reviewed time belongs to a verdict; a claim has the time it was taken.
+            models.CheckConstraint(
+                condition=Q(reviewed_at__isnull=True) | ~Q(verdict=""),
+                name="review_item_reviewed_has_verdict",
+            ),
+            models.CheckConstraint(
+                condition=Q(claimed_by__isnull=True) | Q(claimed_at__isnull=False),
+                name="review_item_claim_has_time",
+            ),
         ]
         indexes = [
             # "next" reads the first open item of a queue: only open items are indexed.
@@ -259,6 +275,10 @@ class EarlierVerdict(models.Model):
         constraints = [
             models.CheckConstraint(
                 condition=Q(verdict__in=["pass", "fail", "skip"]), name="earlier_verdict_verdict"
+            ),
+            models.CheckConstraint(
+                condition=Q(reviewed_at__isnull=True) | Q(replaced_at__gte=models.F("reviewed_at")),
+                name="earlier_verdict_replaced_after_given",
             ),
         ]
 

@@ -1,0 +1,79 @@
+"""Migrations carry our rows over, on SQLite and on PostgreSQL (``ourdb``).
+
+Each test goes back to the migration before a change, writes rows as the
+older code could, goes forward again and reads them as the new code does.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.db import connection
+from django.db.migrations.executor import MigrationExecutor
+from django.utils import timezone
+
+from sessions_admin.ourdata.review.models import EarlierVerdict, Note, ReviewItem
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+APP = "sessions_admin"
+
+
+def migrate(target: str):
+    """Migrate Django's database to ``target``; returns the app registry as it was there."""
+    executor = MigrationExecutor(connection)
+    executor.migrate([(APP, target)])
+    executor.loader.build_graph()
+    return executor.loader.project_state([(APP, target)]).apps
+
+
+def latest() -> str:
+    executor = MigrationExecutor(connection)
+    return max(name for app, name in executor.loader.graph.leaf_nodes() if app == APP)
+
+
+def test_rows_that_break_the_review_rules_are_settled_and_the_rules_then_hold():
+    old = migrate("0009_store_ids_exact")
+    user = old.get_model("auth", "User").objects.create(username="r")
+    queue = old.get_model(APP, "ReviewQueue").objects.create(name="q", source="/sessions/")
+    item = old.get_model(APP, "ReviewItem")
+    now = timezone.now()
+    stray = item.objects.create(
+        queue=queue, session_id="a\x00b", position=0, reviewed_at=now
+    )  # a time, no verdict
+    held = item.objects.create(queue=queue, session_id="s2", position=1, claimed_by=user)
+    judged = item.objects.create(
+        queue=queue, session_id="s3", position=2, verdict="pass", reviewed_at=now
+    )
+    old.get_model(APP, "EarlierVerdict").objects.create(
+        item=judged, verdict="fail", reviewed_at=now, replaced_at=now - timedelta(hours=1)
+    )
+    note = old.get_model(APP, "Note").objects.create(session_id="s3", text="", author_name="r")
+    old.get_model(APP, "Note").objects.filter(pk=note.pk).update(
+        edited_at=note.created_at - timedelta(minutes=5)
+    )
+
+    migrate(latest())
+
+    stray_now = ReviewItem.objects.get(pk=stray.pk)
+    assert stray_now.reviewed_at is None and stray_now.session_id == "a\x00b"
+    assert ReviewItem.objects.get(pk=held.pk).claimed_at is not None
+    assert ReviewItem.objects.get(pk=judged.pk).verdict == "pass"
+    earlier = EarlierVerdict.objects.get()
+    assert earlier.replaced_at >= earlier.reviewed_at
+    kept = Note.objects.get(pk=note.pk)
+    assert kept.text == "(empty note)" and kept.edited_at >= kept.created_at
+
+
+def test_the_review_rules_refuse_what_they_forbid():
+    from django.db import IntegrityError, transaction
+
+    from sessions_admin.ourdata.review.models import ReviewQueue
+
+    queue = ReviewQueue.objects.create(name="q", source="/sessions/")
+    for bad in ({"reviewed_at": timezone.now()}, {"verdict": "maybe"}):
+        with pytest.raises(IntegrityError), transaction.atomic():
+            ReviewItem.objects.create(queue=queue, session_id="s", **{"position": 0, **bad})
+    with pytest.raises(IntegrityError), transaction.atomic():
+        Note.objects.create(session_id="s", text="", author_name="r")
