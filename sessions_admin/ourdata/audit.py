@@ -16,7 +16,7 @@ from django.conf import settings
 from django.db import models
 
 from sessions_admin.ourdata.storeids import ExactJSONField
-from sessions_admin.ourdata.storename import STORE_NAME_CHARS, current_store
+from sessions_admin.ourdata.storename import STORE_NAME_CHARS, OfThisStore, current_store
 
 
 class DeletionAudit(models.Model):
@@ -62,6 +62,8 @@ class DeletionAudit(models.Model):
     frame_bytes_removed = models.PositiveBigIntegerField(default=0)
     outcome = models.CharField(max_length=16, choices=Outcome.choices, default=Outcome.RUNNING)
     detail = models.TextField(blank=True)
+
+    objects = OfThisStore.as_manager()
 
     class Meta:
         ordering = ["-started_at", "-id"]

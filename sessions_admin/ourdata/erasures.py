@@ -21,7 +21,7 @@ from django.db import models
 
 from sessions_admin.ourdata.jobs import Job
 from sessions_admin.ourdata.storeids import ExactJSONField, encode_id
-from sessions_admin.ourdata.storename import STORE_NAME_CHARS, current_store
+from sessions_admin.ourdata.storename import STORE_NAME_CHARS, OfThisStore, current_store
 
 #: The kinds a receipt counts and verifies, in the order pages show them.
 KINDS = (
@@ -100,6 +100,8 @@ class Erasure(models.Model):
     #: Another receipt this run found nothing new beyond ("nothing left to erase").
     see_receipt = models.PositiveBigIntegerField(null=True, blank=True)
 
+    objects = OfThisStore.as_manager()
+
     class Meta:
         ordering = ["-started_at", "-id"]
         default_permissions = ("view",)
@@ -111,7 +113,7 @@ class Erasure(models.Model):
     @classmethod
     def of_principal(cls, principal: object) -> models.QuerySet[Erasure]:
         """This store's receipts for exactly ``principal``."""
-        return cls.objects.filter(principal_key=encode_id(principal), store_name=current_store())
+        return cls.objects.of_this_store().filter(principal_key=encode_id(principal))
 
     def counts(self) -> dict[str, int]:
         return {kind: getattr(self, kind) for kind, _ in KINDS}

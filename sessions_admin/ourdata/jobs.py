@@ -27,7 +27,7 @@ from django.utils import timezone
 
 from sessions_admin.ourdata.audit import DeletionAudit
 from sessions_admin.ourdata.storeids import decode_id
-from sessions_admin.ourdata.storename import STORE_NAME_CHARS, current_store
+from sessions_admin.ourdata.storename import STORE_NAME_CHARS, OfThisStore, current_store
 
 #: How long a worker's claim on a job lasts unless renewed (each recorded step renews it).
 LEASE = timedelta(seconds=30)
@@ -52,10 +52,7 @@ def worker_is_dead(worker: str) -> bool:
     return False
 
 
-class JobQuerySet(models.QuerySet):
-    def of_this_store(self) -> JobQuerySet:
-        return self.filter(store_name=current_store())
-
+class JobQuerySet(OfThisStore):
     def unfinished(self) -> JobQuerySet:
         return self.exclude(phase=Job.Phase.DONE)
 

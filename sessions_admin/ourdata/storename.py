@@ -26,7 +26,7 @@ from pathlib import Path
 
 from django.apps import apps
 from django.conf import settings
-from django.db import DatabaseError, transaction
+from django.db import DatabaseError, models, transaction
 
 from sessions_admin.store.feed import store_file
 
@@ -156,3 +156,10 @@ def identity_problem() -> str:
         "(SESSIONS_ADMIN_VAR_DIR=/another/folder); if the store itself moved here, "
         "run `manage.py adopt_store` once."
     )
+
+
+class OfThisStore(models.QuerySet):
+    """Our rows, each of which names its store: ``.of_this_store()`` keeps this store's."""
+
+    def of_this_store(self) -> OfThisStore:
+        return self.filter(store_name=current_store())

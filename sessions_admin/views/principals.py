@@ -42,7 +42,6 @@ from sessions_admin.ourdata.erasures import KINDS, Erasure
 from sessions_admin.ourdata.index.search import SearchQuery, search
 from sessions_admin.ourdata.principals import PrincipalTotals
 from sessions_admin.ourdata.principals import principal_list as read_principals
-from sessions_admin.ourdata.storename import current_store
 from sessions_admin.params import BadParameter, choice, quoted, text
 from sessions_admin.store.connection import is_read_only
 from sessions_admin.store.principals import footprint, text_principal_exists, tools_of
@@ -215,9 +214,7 @@ def erasure_receipt(request: HttpRequest, pk: int) -> HttpResponse:
 
     While its job runs the page follows it (htmx asks for the progress region every
     second, and reloads the page once the receipt is final)."""
-    receipt = get_object_or_404(
-        Erasure.objects.select_related("job"), pk=pk, store_name=current_store()
-    )
+    receipt = get_object_or_404(Erasure.objects.of_this_store().select_related("job"), pk=pk)
     job = receipt.job
     running = job is not None and not job.done
     if getattr(request, "htmx", False) and request.GET.get("region") == "progress":

@@ -55,7 +55,8 @@ def label_named(name: str) -> Label | None:
 def labels_of_session(session_id: str) -> list[Label]:
     return [
         use.label
-        for use in SessionLabel.objects.filter(store_name=current_store(), session_id=session_id)
+        for use in SessionLabel.objects.of_this_store()
+        .filter(session_id=session_id)
         .select_related("label")
         .order_by("label__name")
     ]
@@ -81,9 +82,9 @@ def add_label(session_id: str, label: Label, user: AbstractBaseUser) -> bool:
 
 
 def remove_label(session_id: str, label: Label) -> bool:
-    deleted, _ = SessionLabel.objects.filter(
-        store_name=current_store(), session_id=session_id, label=label
-    ).delete()
+    deleted, _ = (
+        SessionLabel.objects.of_this_store().filter(session_id=session_id, label=label).delete()
+    )
     return bool(deleted)
 
 
@@ -92,9 +93,11 @@ def labels_of_sessions(session_ids: Iterable[str]) -> dict[str, list[Label]]:
     found: dict[str, list[Label]] = {}
     named: dict[int, Label] | None = None
     for chunk in chunks([sid for sid in session_ids if isinstance(sid, str)], 500):
-        uses = SessionLabel.objects.filter(
-            store_name=current_store(), session_id__in=chunk
-        ).values_list("session_id", "label_id")
+        uses = (
+            SessionLabel.objects.of_this_store()
+            .filter(session_id__in=chunk)
+            .values_list("session_id", "label_id")
+        )
         for sid, label_id in uses:
             # The labels are few: read once, not one Label object per row (a list page's
             # 50 rows each build one otherwise, about a millisecond).
@@ -109,7 +112,8 @@ def labels_of_sessions(session_ids: Iterable[str]) -> dict[str, list[Label]]:
 def session_ids_with(label: Label) -> list[str]:
     """Every session of this store with ``label`` (read by the index (store, label, id))."""
     return list(
-        SessionLabel.objects.filter(store_name=current_store(), label=label)
+        SessionLabel.objects.of_this_store()
+        .filter(label=label)
         .order_by("session_id")
         .values_list("session_id", flat=True)[:MAX_LABELLED_IDS]
     )
@@ -120,9 +124,9 @@ def labelled_among(label: Label, session_ids: Iterable[str]) -> set[str]:
     found: set[str] = set()
     for chunk in chunks(list(session_ids), 500):
         found.update(
-            SessionLabel.objects.filter(
-                store_name=current_store(), label=label, session_id__in=chunk
-            ).values_list("session_id", flat=True)
+            SessionLabel.objects.of_this_store()
+            .filter(label=label, session_id__in=chunk)
+            .values_list("session_id", flat=True)
         )
     return found
 
@@ -130,19 +134,17 @@ def labelled_among(label: Label, session_ids: Iterable[str]) -> set[str]:
 def copies_mark() -> int | None:
     """The store message id the sort copies are current to; ``None`` before the first
     ``sync_index`` pass refreshed them."""
-    return (
-        LabelCopiesMark.objects.filter(store_name=current_store())
-        .values_list("message_id", flat=True)
-        .first()
-    )
+    return LabelCopiesMark.objects.of_this_store().values_list("message_id", flat=True).first()
 
 
 def has_uncopied(label: Label, column: str) -> bool:
     """Does a row of ``label`` hold no copy of ``column`` (a value no integer orders as,
     or a session missing when labelled)? Then its place is the store's to say."""
-    return SessionLabel.objects.filter(
-        store_name=current_store(), label=label, **{f"session_{column}__isnull": True}
-    ).exists()
+    return (
+        SessionLabel.objects.of_this_store()
+        .filter(label=label, **{f"session_{column}__isnull": True})
+        .exists()
+    )
 
 
 def _binary(field: str) -> Any:
@@ -163,8 +165,8 @@ def walk(
     """Up to ``limit`` (session id, copied value) of ``label`` in the order of ``column``
     then id, after ``after`` (a value and an id), from the index on the copies."""
     field = f"session_{column}"
-    rows = SessionLabel.objects.filter(store_name=current_store(), label=label).annotate(
-        sid=_binary("session_id")
+    rows = (
+        SessionLabel.objects.of_this_store().filter(label=label).annotate(sid=_binary("session_id"))
     )
     if after is not None:
         value, after_id = after
@@ -181,7 +183,7 @@ def walk(
 def correct_copies(session_id: str, *, last_active: int | None, turn_count: int | None) -> None:
     """A page found the store's values differ from the session's copies: take them.
     (Not ``created_at``: another one means another session, which the next pass forgets.)"""
-    SessionLabel.objects.filter(store_name=current_store(), session_id=session_id).update(
+    SessionLabel.objects.of_this_store().filter(session_id=session_id).update(
         session_last_active=last_active, session_turn_count=turn_count
     )
 

@@ -13,7 +13,7 @@ from django.db import models
 from django.db.models import Q
 
 from sessions_admin.ourdata.storeids import StoreIdField
-from sessions_admin.ourdata.storename import STORE_NAME_CHARS, current_store
+from sessions_admin.ourdata.storename import STORE_NAME_CHARS, OfThisStore, current_store
 
 #: A note's text, at most (the issue's figure).
 NOTE_MAX_CHARS = 10_000
@@ -81,6 +81,8 @@ class SessionLabel(models.Model):
     #: NULL in the store sorts as 0 (the list's ``COALESCE``): copied as 0.
     session_turn_count = models.BigIntegerField(null=True, blank=True)
 
+    objects = OfThisStore.as_manager()
+
     class Meta:
         default_permissions = ()
         constraints = [
@@ -120,6 +122,8 @@ class Note(models.Model):
     session_created_at = _session_created_field()
     edited_at = models.DateTimeField(null=True, blank=True)
 
+    objects = OfThisStore.as_manager()
+
     class Meta:
         ordering = ["created_at", "id"]
         default_permissions = ("view",)
@@ -156,6 +160,8 @@ class ReviewQueue(models.Model):
     #: Sessions the source listed that the queue left out: ids no text names (NULL, a
     #: BLOB, TEXT that is not UTF-8), or sessions gone from the store meanwhile.
     skipped = models.PositiveIntegerField(default=0)
+
+    objects = OfThisStore.as_manager()
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -202,6 +208,8 @@ class ReviewItem(models.Model):
     session_deleted = models.BooleanField(default=False)
     #: The verdict was given by a queue manager over another reviewer's claim or verdict.
     by_manager = models.BooleanField(default=False)
+
+    objects = OfThisStore.as_manager()
 
     class Meta:
         ordering = ["queue", "position"]
@@ -297,6 +305,8 @@ class LabelCopiesMark(models.Model):
     store_name = models.CharField(max_length=STORE_NAME_CHARS, unique=True, default=current_store)
     message_id = models.BigIntegerField()
     refreshed_at = models.DateTimeField(auto_now=True)
+
+    objects = OfThisStore.as_manager()
 
     class Meta:
         default_permissions = ()

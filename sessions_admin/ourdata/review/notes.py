@@ -23,9 +23,7 @@ from sessions_admin.store import feed
 def notes_of_session(session_id: str) -> list[Note]:
     """Every note on the session and its messages, oldest first (one indexed read)."""
     return list(
-        Note.objects.filter(store_name=current_store(), session_id=session_id).order_by(
-            "created_at", "id"
-        )
+        Note.objects.of_this_store().filter(session_id=session_id).order_by("created_at", "id")
     )
 
 
@@ -87,9 +85,7 @@ def utc_iso_text(stored: str | None) -> str | None:
 
 
 def note_of_session(session_id: str, note_id: int) -> Note | None:
-    return Note.objects.filter(
-        store_name=current_store(), session_id=session_id, pk=note_id
-    ).first()
+    return Note.objects.of_this_store().filter(session_id=session_id, pk=note_id).first()
 
 
 def add_note(
@@ -117,8 +113,8 @@ def notes_of_sessions(session_ids: Iterable[str]) -> dict[str, list[Note]]:
     """Each session's notes, oldest first (for exports)."""
     found: dict[str, list[Note]] = {}
     for chunk in chunks([sid for sid in session_ids if isinstance(sid, str)], 500):
-        rows = Note.objects.filter(store_name=current_store(), session_id__in=chunk).order_by(
-            "created_at", "id"
+        rows = (
+            Note.objects.of_this_store().filter(session_id__in=chunk).order_by("created_at", "id")
         )
         for note in rows:
             found.setdefault(note.session_id, []).append(note)

@@ -23,7 +23,6 @@ from django.utils import timezone
 
 from sessions_admin.ourdata.review.bulk import insert_rows
 from sessions_admin.ourdata.review.models import QUEUE_MAX_ITEMS, ReviewItem, ReviewQueue
-from sessions_admin.ourdata.storename import current_store
 from sessions_admin.params import MAX_SQLITE_INT
 from sessions_admin.store import feed
 
@@ -40,7 +39,7 @@ class ClaimContended(RuntimeError):
 
 
 def queues_of_store() -> QuerySet[ReviewQueue]:
-    return ReviewQueue.objects.filter(store_name=current_store())
+    return ReviewQueue.objects.of_this_store()
 
 
 def queue_of_store(queue_id: int) -> ReviewQueue | None:
@@ -207,7 +206,8 @@ OVERVIEW_QUEUES = 10
 def open_queues(limit: int = OVERVIEW_QUEUES) -> list[tuple[ReviewQueue, Progress]]:
     """The newest queues of this store that still have sessions to review, with progress."""
     open_ids = (
-        ReviewItem.objects.filter(store_name=current_store(), verdict="", session_deleted=False)
+        ReviewItem.objects.of_this_store()
+        .filter(verdict="", session_deleted=False)
         .values("queue")
         .distinct()
     )

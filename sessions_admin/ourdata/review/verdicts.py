@@ -18,7 +18,6 @@ from django.utils import timezone
 from sessions_admin.humanize import shown_and_exact_time
 from sessions_admin.ourdata.review.models import EarlierVerdict, ReviewItem
 from sessions_admin.ourdata.review.queues import CLAIM_FOR
-from sessions_admin.ourdata.storename import current_store
 
 
 class VerdictRefused(Exception):
@@ -130,7 +129,8 @@ def verdicts_of_session(session_id: str) -> list[dict]:
     """Every verdict given on the session, in any queue of this store, oldest first,
     each with the verdicts it replaced."""
     items = (
-        ReviewItem.objects.filter(store_name=current_store(), session_id=session_id)
+        ReviewItem.objects.of_this_store()
+        .filter(session_id=session_id)
         .exclude(verdict="")
         .select_related("queue", "reviewer")
         .prefetch_related("earlier_verdicts")
