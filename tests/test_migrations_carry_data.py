@@ -77,3 +77,27 @@ def test_the_review_rules_refuse_what_they_forbid():
             ReviewItem.objects.create(queue=queue, session_id="s", **{"position": 0, **bad})
     with pytest.raises(IntegrityError), transaction.atomic():
         Note.objects.create(session_id="s", text="", author_name="r")
+
+
+def test_a_receipts_audit_number_becomes_a_reference_and_a_dangling_one_stays_unlinked():
+    old = migrate("0010_review_rules")
+    audit = old.get_model(APP, "DeletionAudit").objects.create(
+        actor="t", operation="erase_principal", target={"principal": "p\x00q"}
+    )
+    erasure = old.get_model(APP, "Erasure")
+    now = timezone.now()
+    linked = erasure.objects.create(principal="p␀q", actor="t", started_at=now, audit_id=audit.pk)
+    dangling = erasure.objects.create(principal="x", actor="t", started_at=now, audit_id=10**9)
+
+    migrate(latest())
+
+    from django.db.models import ProtectedError
+
+    from sessions_admin.ourdata.audit import DeletionAudit
+    from sessions_admin.ourdata.erasures import Erasure
+
+    assert Erasure.objects.get(pk=linked.pk).audit == DeletionAudit.objects.get(pk=audit.pk)
+    assert DeletionAudit.objects.get(pk=audit.pk).receipt.pk == linked.pk
+    assert Erasure.objects.get(pk=dangling.pk).audit is None
+    with pytest.raises(ProtectedError):
+        DeletionAudit.objects.get(pk=audit.pk).delete()  # a receipt keeps its audit

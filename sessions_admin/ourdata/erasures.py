@@ -19,6 +19,7 @@ from typing import Any
 from django.conf import settings
 from django.db import models
 
+from sessions_admin.ourdata.audit import DeletionAudit
 from sessions_admin.ourdata.jobs import Job
 from sessions_admin.ourdata.storeids import ExactJSONField, encode_id
 from sessions_admin.ourdata.storename import STORE_NAME_CHARS, OfThisStore, current_store
@@ -92,7 +93,10 @@ class Erasure(models.Model):
     detail = models.TextField(blank=True)
     #: Ids whose frames directory could not be removed: the next run tries them again.
     pending_frames = ExactJSONField(default=list, blank=True)
-    audit_id = models.PositiveBigIntegerField(null=True, blank=True)
+    #: The deletion audit row of the erasure; kept as long as the receipt is (PROTECT).
+    audit = models.OneToOneField(
+        DeletionAudit, null=True, blank=True, on_delete=models.PROTECT, related_name="receipt"
+    )
     #: The job that carries the erasure out; its progress is the receipt's until it ends.
     job = models.OneToOneField(
         Job, null=True, blank=True, on_delete=models.SET_NULL, related_name="receipt"
