@@ -27,7 +27,7 @@ def test_a_capped_message_count_reads_as_more_than_the_cap(store, admin_client, 
 @STORE_DB
 def test_select_all_across_a_capped_count_says_more_than(store, admin_client, monkeypatch):
     monkeypatch.setattr(sqlhelpers, "COUNT_CAP", 3)
-    monkeypatch.setattr(site_admin.SessionAdmin, "list_per_page", 2)
+    monkeypatch.setattr(site_admin.store.SessionAdmin, "list_per_page", 2)
     for i in range(5):
         store.add_session(f"s{i}")
     html = admin_client.get("/admin/sessions_admin/session/").content.decode()
