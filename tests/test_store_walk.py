@@ -46,7 +46,7 @@ def sessions(store):
 )
 @STORE_DB
 def test_the_walk_gives_what_the_pages_give(sessions, monkeypatch, session_filter, sort):
-    monkeypatch.setattr(queries, "WALK_STEP", 2)  # many steps, on every target
+    monkeypatch.setattr(queries.listing, "WALK_STEP", 2)  # many steps, on every target
     walked = [row.id for row in queries.walk_sessions(session_filter, sort)]
     assert walked == paged(session_filter, sort)
     assert len(walked) == len(set(walked)) > 0
