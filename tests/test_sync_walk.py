@@ -46,8 +46,8 @@ def walk_where(request, monkeypatch) -> str:
     if request.param == "own process":
         if blockread.newer_sqlite() is None:
             pytest.skip("no SQLite newer than the standard library's (pysqlite3) here")
-        monkeypatch.setattr(feed, "CHILD_FROM_ROWIDS", 0)
-    monkeypatch.setattr(feed, "PART_BLOCKS", 2)
+        monkeypatch.setattr(feed.blocks, "CHILD_FROM_ROWIDS", 0)
+    monkeypatch.setattr(feed.blocks, "PART_BLOCKS", 2)
     return request.param
 
 
@@ -156,7 +156,7 @@ def test_the_walk_in_its_own_process_leaves_nothing_beside_the_store(store, var_
     # A read-only connection closing last would leave -wal and -shm behind.
     if blockread.newer_sqlite() is None:
         pytest.skip("no SQLite newer than the standard library's (pysqlite3) here")
-    monkeypatch.setattr(feed, "CHILD_FROM_ROWIDS", 0)
+    monkeypatch.setattr(feed.blocks, "CHILD_FROM_ROWIDS", 0)
     many_sessions(store, 100)
     store.execute("PRAGMA journal_mode = WAL")
     connections["agents"].close()
