@@ -14,9 +14,6 @@ in keyset chunks so memory stays flat on any session size.
 
 from __future__ import annotations
 
-import json
-import statistics
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,34 +23,32 @@ from sessions_admin.params import text as text_param
 from sessions_admin.store.cliptext import clipped_sql
 from sessions_admin.store.connection import run_sql, time_limit
 from sessions_admin.store.health import REQUIRED_COLUMNS
-from sessions_admin.store.spec import KNOWN_ROLES
 from sessions_admin.store.textmatch import contains_folded_sql
-from sessions_admin.store.toolcalls import IS_TOOL_CALL_SQL, reports_error_sql
+from sessions_admin.store.toolcalls import reports_error_sql
 from sessions_admin.store.values import (
     Fields,
     as_id,
     as_int,
     as_text,
     as_time,
-    number_sql,
-    time_sql,
 )
 
 PAGE_SIZE = 100
+
 #: A column longer than this (in characters, ~64 KB) is sent truncated.
 LARGE_VALUE_CHARS = 64 * 1024
+
 #: How much of a truncated column a page shows.
 PREVIEW_CHARS = 4 * 1024
-#: Messages per query while exporting.
-EXPORT_CHUNK = 2000
+
 #: How far past a page's edges to look for the other half of a tool call.
 PAIR_WINDOW = 50
+
 #: The columns a message page may truncate.
 VALUE_COLUMNS = ("content", "tool_args", "tool_result")
 
 #: The message columns read, in :class:`MessageRow`'s order (the schema check's list).
 MESSAGE_COLUMNS = REQUIRED_COLUMNS["session_messages"]
-
 
 #: A position after every real message: a descending slice from it starts at the end.
 _END = (2**63 - 1, 2**63 - 1)
@@ -170,7 +165,7 @@ class MessagePage(Fields):
         return self.messages[-1].id if self.messages else None
 
 
-def _value_sql(column: str) -> str:
+def value_sql(column: str) -> str:
     # Long values: only their head and their byte size leave SQLite.
     return (
         f"CASE WHEN length({column}) > {LARGE_VALUE_CHARS} "
@@ -189,15 +184,15 @@ _RESULT_ERROR_SQL = (
 )
 
 
-def _short(*columns: str) -> str:
+def short_sql(*columns: str) -> str:
     return ", ".join(clipped_sql(column) for column in columns)
 
 
 _PAGE_SELECT = (
-    f"SELECT id, {_short('role')}, {_value_sql('content')}, "
-    f"{_short('tool_name', 'tool_call_id', 'tool_target', 'tool_op')}, "
-    f"{_value_sql('tool_args')}, {_value_sql('tool_result')}, tool_duration_ms, "
-    f"{_short('trace_id', 'span_id', 'model_id')}, ts, {_RESULT_ERROR_SQL} "
+    f"SELECT id, {short_sql('role')}, {value_sql('content')}, "
+    f"{short_sql('tool_name', 'tool_call_id', 'tool_target', 'tool_op')}, "
+    f"{value_sql('tool_args')}, {value_sql('tool_result')}, tool_duration_ms, "
+    f"{short_sql('trace_id', 'span_id', 'model_id')}, ts, {_RESULT_ERROR_SQL} "
     "FROM session_messages"
 )
 
@@ -227,13 +222,13 @@ def _row(row: tuple) -> MessageRow:
     return MessageRow(
         id=mid,
         role=as_id(role),
-        content=_value(content, content_size) or Value(""),
+        content=value_of(content, content_size) or Value(""),
         tool_name=as_text(name),
         tool_call_id=as_text(call_id),
         tool_target=as_text(target),
         tool_op=as_text(op),
-        tool_args=_value(args, args_size),
-        tool_result=_value(result, result_size),
+        tool_args=value_of(args, args_size),
+        tool_result=value_of(result, result_size),
         tool_duration_ms=as_int(duration),  # type: ignore[arg-type]
         trace_id=as_text(trace),
         span_id=as_text(span),
@@ -244,7 +239,7 @@ def _row(row: tuple) -> MessageRow:
     )
 
 
-def _value(text: object, size: int | None) -> Value | None:
+def value_of(text: object, size: int | None) -> Value | None:
     """A value column as text; a BLOB (or any non-text) becomes its description."""
     if text is None:
         return None
@@ -397,38 +392,6 @@ def message_in_session(session_id: str, message_id: int) -> bool:
     return bool(rows)
 
 
-def state_keys(session_id: str) -> list[str]:
-    """The keys as pages show them (a BLOB key is described)."""
-    return [
-        as_id(row[0])
-        for row in run_sql(
-            f"SELECT {clipped_sql('key')} FROM session_state WHERE session_id = ? ORDER BY key",
-            [session_id],
-        )
-    ]
-
-
-@dataclass(frozen=True)
-class StateRow:
-    key: str
-    value: Value
-    updated_at: int
-
-
-def state_rows(session_id: str) -> list[StateRow]:
-    """Every state key with its value (truncated like message columns)."""
-    with time_limit():
-        rows = run_sql(
-            f"SELECT {clipped_sql('key')}, {_value_sql('value')}, updated_at FROM session_state "
-            "WHERE session_id = ? ORDER BY key",
-            [session_id],
-        )
-    return [
-        StateRow(as_id(key), _value(text, size) or Value(""), as_time(updated))  # type: ignore[arg-type]
-        for key, text, size, updated in rows
-    ]
-
-
 def message_value(session_id: str, message_id: int, column: str) -> str | None:
     """The full text of one message column; ``None`` if there is no such message."""
     if column not in VALUE_COLUMNS:
@@ -440,268 +403,3 @@ def message_value(session_id: str, message_id: int, column: str) -> str | None:
     if not rows:
         raise UnknownMessage(f"This session has no message {message_id}.")
     return as_text(rows[0][0])
-
-
-def state_value(session_id: str, key: str) -> StateRow:
-    rows = run_sql(
-        "SELECT value, updated_at FROM session_state WHERE session_id = ? AND key = ?",
-        [session_id, key],
-    )
-    if not rows:
-        raise UnknownMessage(f"This session has no state key {key!r}.")
-    text = as_text(rows[0][0]) or ""
-    value = Value(text, size=len(text.encode("utf-8", "replace")))
-    return StateRow(key, value, as_time(rows[0][1]))  # type: ignore[arg-type]
-
-
-# -- the outline of tool calls --------------------------------------------------
-
-#: The outline draws at most this many calls ...
-OUTLINE_CALLS = 300
-#: ... found among at most this many of the session's first messages.
-OUTLINE_MESSAGES = 5000
-
-
-@dataclass(frozen=True)
-class OutlineCall:
-    """One tool call as the outline draws it (a call and its result row count once)."""
-
-    message_id: int
-    name: str
-    #: When the row was written (epoch ms; the runtime logs a call when it returns), or None.
-    ts: int | None
-    #: A finite, non-negative duration in ms, else None.
-    duration_ms: int | None
-    failed: bool
-
-
-@dataclass
-class OutlineRows:
-    calls: list[OutlineCall]
-    #: The outline stopped before the session's end (at a limit above).
-    cut: bool
-    #: The session holds more than ``OUTLINE_MESSAGES`` messages (the scan stopped there).
-    long_session: bool
-
-
-def _outline_duration(value: object) -> int | None:
-    # number_sql has already dropped what is not a finite number.
-    if value is None or value < 0:  # type: ignore[operator]
-        return None
-    return int(value)  # type: ignore[call-overload]
-
-
-def tool_outline(
-    session_id: str,
-    *,
-    max_calls: int = OUTLINE_CALLS,
-    max_messages: int = OUTLINE_MESSAGES,
-) -> OutlineRows:
-    """The session's first tool calls in order, bounded twice: at most
-    ``max_calls`` calls among at most ``max_messages`` messages.
-
-    The message bound is one walk of ``idx_msg_session`` (no row read); only
-    the rows before it are read, and the failure rule runs on tool rows only.
-    """
-    with time_limit():
-        bound = run_sql(
-            "SELECT ts, id FROM session_messages WHERE session_id = ? "
-            f"ORDER BY ts, id LIMIT 1 OFFSET {int(max_messages)}",
-            [session_id],
-        )
-        where = f"session_id = ? AND {IS_TOOL_CALL_SQL}"
-        params: list[Any] = [session_id]
-        if bound:
-            ts, mid = bound[0]
-            where += " AND ts <= ? AND (ts < ? OR id < ?)"
-            params += [ts, ts, mid]
-        rows = run_sql(
-            f"SELECT id, {_short('tool_name', 'tool_call_id')}, {time_sql('ts')}, "
-            f"{number_sql('tool_duration_ms')}, {reports_error_sql('tool_result')} "
-            f"FROM session_messages WHERE {where} ORDER BY ts, id LIMIT {int(max_calls) + 1}",
-            params,
-        )
-    calls: list[OutlineCall] = []
-    by_call: dict[str, int] = {}
-    cut = False
-    for mid, name, call_id, ts, duration, failed in rows:
-        call_id = as_text(call_id)
-        seen = by_call.get(call_id) if call_id else None
-        if seen is not None:  # the second row of a call: what it adds, in the first's place
-            first = calls[seen]
-            calls[seen] = OutlineCall(
-                first.message_id,
-                first.name,
-                first.ts if first.ts is not None else ts,
-                first.duration_ms if first.duration_ms is not None else _outline_duration(duration),
-                first.failed or bool(failed),
-            )
-            continue
-        if len(calls) == max_calls:
-            cut = True
-            break
-        if call_id:
-            by_call[call_id] = len(calls)
-        calls.append(OutlineCall(mid, as_id(name), ts, _outline_duration(duration), bool(failed)))
-    # A call written as two rows fills two of the rows read: fewer calls, still cut.
-    if len(rows) > max_calls:
-        cut = True
-    return OutlineRows(calls, cut=cut or bool(bound), long_session=bool(bound))
-
-
-# -- statistics ---------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class ToolStats:
-    name: str
-    count: int
-    timed: int
-    total_ms: int
-    p50_ms: float | None
-    max_ms: int | None
-    #: Results that report a failure (:mod:`sessions_admin.store.toolcalls`'s one rule).
-    errors: int = 0
-    #: Calls that took at least the ``slow_ms`` the statistics were asked with.
-    slow: int = 0
-
-
-@dataclass
-class SessionStats:
-    by_role: list[tuple[str, int]]
-    tools: list[ToolStats]
-    first_ts: int | None
-    last_ts: int | None
-    messages: int
-
-    @property
-    def duration_ms(self) -> int | None:
-        if self.first_ts is None or self.last_ts is None:
-            return None
-        return self.last_ts - self.first_ts
-
-
-@dataclass
-class _ToolTally:
-    count: int = 0
-    errors: int = 0
-    durations: list[int] = field(default_factory=list)
-
-
-def _tool_stats(name: object, tally: _ToolTally, slow_ms: int | None) -> ToolStats:
-    timed = tally.durations
-    return ToolStats(
-        name=as_text(name),  # type: ignore[arg-type]
-        count=tally.count,
-        timed=len(timed),
-        total_ms=sum(timed),
-        p50_ms=statistics.median(timed) if timed else None,
-        max_ms=max(timed) if timed else None,
-        errors=tally.errors,
-        slow=0 if slow_ms is None else sum(1 for d in timed if d >= slow_ms),
-    )
-
-
-def session_stats(
-    session_id: str, time_limit_ms: int | None = None, *, slow_ms: int | None = None
-) -> SessionStats:
-    """Messages by role, tool calls by tool (with errors, and slow calls when
-    ``slow_ms`` is given), first and last message time (one pass)."""
-    roles: dict[str, int] = {}
-    tallies: dict[object, _ToolTally] = {}
-    first = last = None
-    with time_limit(time_limit_ms):
-        # Only real numbers count in the figures: SQLite drops the others (a
-        # per-row check in Python would cost a third of this fragment on 50,000
-        # messages). A BLOB role or name is described once per distinct value, below.
-        # The failure rule runs only on tool messages' results.
-        rows = run_sql(
-            f"SELECT {_short('role', 'tool_name')}, {number_sql('tool_duration_ms')}, "
-            f"{time_sql('ts')}, CASE WHEN tool_name IS NOT NULL "
-            f"THEN {reports_error_sql('tool_result')} ELSE 0 END "
-            "FROM session_messages WHERE session_id = ?",
-            [session_id],
-        )
-    for role, name, duration, ts, error in rows:
-        roles[role] = roles.get(role, 0) + 1
-        if ts is not None and (first is None or ts < first):
-            first = ts
-        if ts is not None and (last is None or ts > last):
-            last = ts
-        if name is not None:
-            tally = tallies.get(name)
-            if tally is None:
-                tally = tallies[name] = _ToolTally()
-            tally.count += 1
-            tally.errors += error
-            if duration is not None:
-                tally.durations.append(duration)
-    tools = [_tool_stats(name, tally, slow_ms) for name, tally in tallies.items()]
-    tools.sort(key=lambda t: (-t.count, t.name))
-    order = {role: i for i, role in enumerate(KNOWN_ROLES)}
-    described = [(as_id(role), count) for role, count in roles.items()]
-    by_role = sorted(described, key=lambda item: (order.get(item[0], 99), item[0]))
-    return SessionStats(
-        by_role=by_role, tools=tools, first_ts=first, last_ts=last, messages=sum(roles.values())
-    )
-
-
-# -- export ---------------------------------------------------------------------
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
-#: Strict RFC 8259 parsing: NaN/Infinity (which Python accepts) count as broken.
-_STRICT_JSON = json.JSONDecoder(parse_constant=_reject_constant)
-
-
-def strict_json_valid(text: str) -> bool:
-    try:
-        _STRICT_JSON.decode(text)
-    except (ValueError, RecursionError):
-        return False
-    return True
-
-
-def iter_messages(session_id: str, chunk: int = EXPORT_CHUNK) -> Iterator[tuple]:
-    """Every message of a session as a full row (``MESSAGE_COLUMNS``), oldest first.
-
-    Each chunk is its own keyset query, so no statement stays open between
-    chunks (the runtime can write meanwhile) and memory holds one chunk.
-    """
-    select = f"SELECT {', '.join(MESSAGE_COLUMNS)} FROM session_messages WHERE session_id = ?"
-    ts_index = MESSAGE_COLUMNS.index("ts")
-    position: tuple[int, int] | None = None
-    while True:
-        with time_limit():
-            if position is None:
-                rows = run_sql(f"{select} ORDER BY ts, id LIMIT {chunk}", [session_id])
-            else:
-                rows = run_sql(
-                    f"{select} AND ts >= ? AND (ts > ? OR id > ?) ORDER BY ts, id LIMIT {chunk}",
-                    [session_id, position[0], position[0], position[1]],
-                )
-        yield from rows
-        if len(rows) < chunk:
-            return
-        position = (rows[-1][ts_index], rows[-1][0])
-
-
-def iter_state(session_id: str) -> Iterator[tuple[str, str, int]]:
-    """(key, value, updated_at) for each state key, one row at a time."""
-    # The raw keys (a BLOB key included), each looked up as it is stored.
-    keys = [
-        row[0]
-        for row in run_sql(
-            "SELECT key FROM session_state WHERE session_id = ? ORDER BY key", [session_id]
-        )
-    ]
-    for key in keys:
-        rows = run_sql(
-            "SELECT key, value, updated_at FROM session_state WHERE session_id = ? AND key = ?",
-            [session_id, key],
-        )
-        if rows:
-            yield rows[0]
