@@ -1,9 +1,13 @@
 """The house rules that a reader of the code relies on, checked on the code itself.
 
-See docs/architecture.md: its layer table is the contract (a module imports only
-its own layer and those below), only ``store/`` reaches the runtime's SQLite file
-and frame files, only ``deletion/`` deletes from it, no module imports another
-module's ``_underscore`` names, and functions stay short enough to hold. In
+See docs/architecture.md. The import rules (a module imports only its own layer
+and those below, our data reads the store only through the feed, only the
+deletion package reaches the store's cascade) are import-linter contracts in
+pyproject.toml, run here and by ``make lint``; this module checks that they
+are the doc's table and can fail, and what import-linter cannot express: only
+``store/`` reaches the runtime's SQLite file, the cascade's deletes are written
+in one module, no module imports another module's ``_underscore`` names, and
+functions stay short enough to hold. In
 ``tests/``, shared fixtures live in ``conftest.py`` and shared helpers in
 modules not named ``test_*``: no module there imports a test module.
 """
@@ -12,11 +16,16 @@ from __future__ import annotations
 
 import ast
 import re
+import shutil
+import subprocess
+import sys
+import tomllib
 from pathlib import Path
 
 TESTS = Path(__file__).resolve().parent
 PACKAGE = TESTS.parent / "sessions_admin"
 ARCHITECTURE = PACKAGE.parent / "docs" / "architecture.md"
+PYPROJECT = PACKAGE.parent / "pyproject.toml"
 MAX_FUNCTION_LINES = 80
 
 
@@ -109,13 +118,6 @@ def layer_table(text: str) -> list[tuple[str, list[str]]]:
     return rows
 
 
-def module_name(path: Path) -> str:
-    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
-    if parts[-1] == "__init__":
-        parts.pop()
-    return ".".join(parts)
-
-
 def placements(table: list[tuple[str, list[str]]]) -> dict[str, list[tuple[int, str]]]:
     """Every module file (relative to the package) with the layers whose paths hold it."""
     found: dict[str, list[tuple[int, str]]] = {
@@ -129,58 +131,6 @@ def placements(table: list[tuple[str, list[str]]]) -> dict[str, list[tuple[int, 
     return found
 
 
-def imported_modules(path: Path, known: set[str]) -> list[tuple[int, str]]:
-    """(line, module) of every import of the package's own modules in ``path``: at the
-    top or inside a function, ``import x`` or ``from x import y``, relative ones
-    resolved; ``from package import name`` counts the submodule when ``name`` is one."""
-    this = module_name(path)
-    package = this if path.name == "__init__.py" else this.rpartition(".")[0]
-    found = []
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.Import):
-            targets = [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
-                base = ".".join([*anchor, *([base] if base else [])])
-            targets = [
-                f"{base}.{alias.name}" if f"{base}.{alias.name}" in known else base
-                for alias in node.names
-            ]
-        else:
-            continue
-        for target in targets:
-            # The longest module the dotted name starts with (``import a.b.c`` loads a.b.c).
-            while target and target not in known:
-                target = target.rpartition(".")[0]
-            if target:
-                found.append((node.lineno, target))
-    return found
-
-
-def layer_violations(table: list[tuple[str, list[str]]]) -> list[str]:
-    places = placements(table)
-    files = {module_name(PACKAGE / name): name for name in places}
-    rank = {name: min(p)[0] for name, p in places.items() if p}
-    layer = {name: min(p)[1] for name, p in places.items() if p}
-    found = []
-    for name in sorted(rank):
-        for line, target in imported_modules(PACKAGE / name, set(files)):
-            other = files[target]
-            if other in rank and rank[other] > rank[name]:
-                found.append(
-                    f"{name}:{line} ({layer[name]}) imports {target} ({layer[other]}), above it"
-                )
-    return found
-
-
-def test_no_module_imports_a_layer_above_its_own():
-    table = layer_table(ARCHITECTURE.read_text())
-    assert [layer for layer, _ in table][:2] == ["helpers", "store"]  # the table was read
-    assert layer_violations(table) == []
-
-
 def test_every_module_is_placed_in_exactly_one_layer_of_the_doc():
     table = layer_table(ARCHITECTURE.read_text())
     places = placements(table)
@@ -190,44 +140,61 @@ def test_every_module_is_placed_in_exactly_one_layer_of_the_doc():
     assert [entry for entry in named if not (PACKAGE / entry).exists()] == []
 
 
-def test_a_module_importing_a_layer_above_is_caught():
-    """The check itself can fail: swap two layers and it names what now points up."""
-    table = layer_table(ARCHITECTURE.read_text())
-    names = [layer for layer, _ in table]
-    store, ourdata = names.index("store"), names.index("our data")
-    table[store], table[ourdata] = table[ourdata], table[store]
-    found = layer_violations(table)
-    assert any(v.startswith("ourdata/sync/") and "store.feed (store)" in v for v in found)
+def contracts() -> list[dict]:
+    return tomllib.loads(PYPROJECT.read_text())["tool"]["importlinter"]["contracts"]
 
 
-def _importers_of(prefix: str) -> set[str]:
-    known = {module_name(path) for path in PACKAGE.rglob("*.py")}
-    return {
-        str(path.relative_to(PACKAGE))
-        for path in PACKAGE.rglob("*.py")
-        for _, target in imported_modules(path, known)
-        if target == prefix or target.startswith(prefix + ".")
+def lint_imports(cwd: Path) -> subprocess.CompletedProcess:
+    """import-linter's ``lint-imports`` over the package in ``cwd``, as ``make lint`` runs it."""
+    tool = Path(sys.executable).with_name("lint-imports")
+    return subprocess.run(
+        [str(tool), "--no-cache"], cwd=cwd, capture_output=True, text=True, check=False
+    )
+
+
+def test_the_import_contracts_hold():
+    done = lint_imports(PACKAGE.parent)
+    assert done.returncode == 0, done.stdout[-3000:]
+    assert "0 broken" in done.stdout
+
+
+def test_the_layer_contract_is_the_docs_layer_table():
+    """The contract in pyproject.toml and the table in docs/architecture.md say the same."""
+    (layers,) = [c["layers"] for c in contracts() if c["type"] == "layers"]
+    from_contract = [sorted(m.strip() for m in layer.split(":")) for layer in reversed(layers)]
+    from_doc = [
+        sorted(
+            "sessions_admin." + p.rstrip("/").removesuffix(".py").replace("/", ".")
+            for p in paths
+            if p != "__init__.py"
+        )
+        for _, paths in layer_table(ARCHITECTURE.read_text())
+    ]
+    assert from_contract == from_doc
+
+
+def test_the_feeds_wall_forbids_every_other_store_module():
+    (wall,) = [c for c in contracts() if c.get("source_modules") == ["sessions_admin.ourdata"]]
+    store = PACKAGE / "store"
+    submodules = {
+        f"sessions_admin.store.{p.stem if p.is_file() else p.name}"
+        for p in store.iterdir()
+        if (p.suffix == ".py" and p.stem != "__init__") or (p / "__init__.py").exists()
     }
+    allowed = {"sessions_admin.store.feed", "sessions_admin.store.toolcalls"}
+    assert set(wall["forbidden_modules"]) == submodules - allowed
 
 
-def test_our_data_reads_the_store_only_through_the_feed():
-    known = {module_name(path) for path in PACKAGE.rglob("*.py")}
-    reached = {
-        target
-        for path in (PACKAGE / "ourdata").rglob("*.py")
-        for _, target in imported_modules(path, known)
-        if target.startswith("sessions_admin.store")
-    }
-    # toolcalls is the rule of what a tool call is; it reads nothing from the store.
-    assert reached == {"sessions_admin.store.feed", "sessions_admin.store.toolcalls"}
-
-
-def test_only_the_deletion_package_calls_the_stores_cascade():
-    importers = _importers_of("sessions_admin.store.cascade")
-    assert {name.split("/")[0] for name in importers} == {"store", "deletion"}
-    # Within the store, only readers of its counts: orphans, and a principal's footprint.
-    store_side = {name for name in importers if name.startswith("store/")}
-    assert store_side == {"store/orphans.py", "store/principals.py"}
+def test_an_import_against_a_contract_is_caught(tmp_path):
+    """The check itself can fail: a copy whose store imports the views breaks the layers."""
+    copy = tmp_path / "repo"
+    shutil.copytree(PACKAGE, copy / "sessions_admin", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(PYPROJECT, copy / "pyproject.toml")
+    values = copy / "sessions_admin" / "store" / "values.py"
+    values.write_text(values.read_text() + "\nfrom sessions_admin.views import sessions  # noqa\n")
+    done = lint_imports(copy)
+    assert done.returncode != 0
+    assert "sessions_admin.store.values -> sessions_admin.views.sessions" in done.stdout
 
 
 def _imported_modules(tree: ast.Module) -> set[str]:
