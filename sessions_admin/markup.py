@@ -1,13 +1,12 @@
 """The one escaping rule for the HTML still built in Python.
 
-Five places build markup in Python, each for a reason given in its docstring: JSON
-highlighting (:mod:`sessions_admin.views.jsonhtml`, a walk over the value), the
-session list's rows (:mod:`sessions_admin.views.sessionrows`, a benchmark), the
-transcript's messages (:mod:`sessions_admin.views.transcript_html`, a benchmark),
-the transcript outline's rows
-(:func:`sessions_admin.views.transcript_items.render_outline_rows`, a benchmark) and
-the notes beside a transcript's messages (:mod:`sessions_admin.views.notes`, a
-benchmark); the
+Five places build markup in Python, each a ``views/*_html.py`` module that says why
+in its docstring and has its property test (``tests/test_html_builders.py``,
+``tests/test_transcript_html.py``): JSON highlighting (:mod:`sessions_admin.views.json_html`, a
+walk over the value), the session list's rows (:mod:`sessions_admin.views.sessionrows_html`), the
+transcript's messages (:mod:`sessions_admin.views.transcript_html`), the transcript outline's rows
+(:mod:`sessions_admin.views.outline_html`) and the notes beside a transcript's messages
+(:mod:`sessions_admin.views.notes_html`), the last four for a benchmark; the
 ``<time>`` tags of :mod:`sessions_admin.templatetags` hold no store text. Each passes
 every value through :func:`esc` and only then marks the joined result safe with
 :func:`safe_html`. Everything else is markup in templates, escaped by Django.

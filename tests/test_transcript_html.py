@@ -3,8 +3,6 @@ is shown as text, never as markup, wherever it lands (attribute or element)."""
 
 from __future__ import annotations
 
-from html.parser import HTMLParser
-
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -18,36 +16,10 @@ from sessions_admin.views.transcript_items import (
     ToolCard,
     Truncated,
 )
+from tests.htmlshape import HOSTILE, parsed
 from tests.strategies import ANY_TEXT
 
-HOSTILE = st.sampled_from(["<script>x</script>", '"><img src=x>', "'a'", "&amp;", "a&b<c"])
 TEXT = (ANY_TEXT | HOSTILE).filter(bool)  # empty texts are not shown at all
-
-
-class Structure(HTMLParser):
-    """The tags and attribute names of a document, and every text and attribute value."""
-
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.shape: list[object] = []
-        self.texts: list[str] = []
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        self.shape.append((tag, tuple(name for name, _ in attrs)))
-        self.texts += [value for _, value in attrs if value]
-
-    def handle_endtag(self, tag: str) -> None:
-        self.shape.append(f"/{tag}")
-
-    def handle_data(self, data: str) -> None:
-        self.texts.append(data)
-
-
-def parsed(html: str) -> Structure:
-    parser = Structure()
-    parser.feed(html)
-    parser.close()
-    return parser
 
 
 def an_item(text: list[str]) -> MessageItem:

@@ -26,7 +26,7 @@ from sessions_admin.store.spec import PROFILES
 from sessions_admin.views import review_labels
 from sessions_admin.views.labelled import labelled_page
 from sessions_admin.views.progress import build_sentence
-from sessions_admin.views.sessionrows import render_session_rows
+from sessions_admin.views.sessionrows_html import render_session_rows
 
 #: Query parameters that make up a shareable list view (cursor excluded).
 LIST_PARAMS = (

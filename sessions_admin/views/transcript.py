@@ -29,7 +29,7 @@ from sessions_admin.store.connection import frames_root
 from sessions_admin.store.jsontext import parse_json_text
 from sessions_admin.store.spec import KNOWN_ROLES
 from sessions_admin.store.values import Undecodable
-from sessions_admin.views import jsonhtml
+from sessions_admin.views import json_html
 from sessions_admin.views.notes import attach_notes, notes_context
 from sessions_admin.views.review_labels import labels_context
 from sessions_admin.views.reviews import review_bar_context
@@ -139,7 +139,7 @@ def _state_context(session: queries.SessionRow) -> dict[str, Any]:
             if parsed is None or not parsed.valid:
                 item["mark"] = "not valid JSON"
             else:
-                item["html"] = jsonhtml.tree(parsed.value)
+                item["html"] = json_html.tree(parsed.value)
         # A key that is not UTF-8 cannot be written into a URL exactly: no link.
         linkable = not isinstance(row.key, Undecodable)
         item["full_url"] = _state_value_url(session.id, row.key) if linkable else ""
@@ -279,7 +279,7 @@ def _value_response(
         if parsed is None or not parsed.valid:
             context["mark"] = "not valid JSON"
         elif isinstance(parsed.value, dict | list):
-            context["html"] = jsonhtml.highlight(parsed.value)
+            context["html"] = json_html.highlight(parsed.value)
     template = f"{VALUE_TEMPLATE}#value" if request.htmx else VALUE_TEMPLATE
     return render(request, template, context)
 

@@ -68,7 +68,7 @@ def message_html(m: MessageItem, has_frames: bool) -> str:
             f"{_note_link(m.note_url, mid)}</div>",
         )
     )
-    # Notes are markup already (views.notes.notes_beside_messages escapes their values).
+    # Notes are markup already (views.notes_html.notes_beside_messages escapes their values).
     body = _body(m, mid) if m.content else ""
     tool = _tool_card(m.tool) if m.tool is not None else ""
     return f"{head}{_HEAD_BREAK}{m.notes_html}{_HEAD_BREAK}{body}{_HEAD_BREAK}{tool}\n    </li>"
@@ -201,7 +201,7 @@ def _json_block(b: JsonBlock) -> str:
         else ""
     )
     error = ' <span class="mark mark-error">reports an error</span>' if b.error else ""
-    # The highlighted JSON is markup already (views.jsonhtml.highlight escapes its values).
+    # The highlighted JSON is markup already (views.json_html.highlight escapes its values).
     value = (
         f'<pre class="json">{b.html}</pre>'
         if b.html

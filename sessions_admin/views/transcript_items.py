@@ -4,7 +4,7 @@ Everything a message item shows is worked out here, once, as plain values (texts
 URLs, CSS classes, flags); :mod:`sessions_admin.views.transcript_html` places them
 in markup and escapes every one (a benchmark moved that markup out of the
 template: its docstring has the figures). The one piece of markup made here is a
-tool value's JSON highlighting (:func:`sessions_admin.views.jsonhtml.highlight`),
+tool value's JSON highlighting (:func:`sessions_admin.views.json_html.highlight`),
 which walks the value.
 
 A page has 100 messages: what they share (URL prefixes, a trace's links, the
@@ -27,7 +27,7 @@ from django.utils.safestring import SafeString
 
 from sessions_admin.humanize import duration, file_size, shown_and_exact_time
 from sessions_admin.ids import session_url
-from sessions_admin.markup import esc, safe_html
+from sessions_admin.markup import safe_html
 from sessions_admin.store.jsontext import parse_json_text
 from sessions_admin.store.spec import KNOWN_ROLES
 from sessions_admin.store.transcript import (
@@ -40,7 +40,8 @@ from sessions_admin.store.transcript import (
 )
 from sessions_admin.store.values import Fields, OddValue, Undecodable
 from sessions_admin.templatetags.sessions_admin import short_id
-from sessions_admin.views import jsonhtml
+from sessions_admin.views import json_html
+from sessions_admin.views.outline_html import OUTLINE_WIDTH, OutlineBar, render_outline_rows
 
 #: Tool-call chips cycle through this many colours (CSS classes chip-0 … chip-7).
 CHIP_COLOURS = 8
@@ -144,7 +145,7 @@ class MessageItem(Fields):
     tool: ToolCard | None = None
     #: The message's columns whose text is not valid UTF-8 (shown with U+FFFD), joined.
     undecodable: str = ""
-    #: Reviewers' notes on this message (markup, views.notes.notes_beside_messages), and
+    #: Reviewers' notes on this message (markup, views.notes_html.notes_beside_messages), and
     #: the link that writes one ("" without "Can annotate"); set by the session view.
     notes_html: str = ""
     note_url: str = ""
@@ -405,9 +406,9 @@ class MessageItems:
             block.mark, block.broken = "not valid JSON", True
             return block
         if isinstance(parsed.value, dict | list):
-            block.html = jsonhtml.highlight(parsed.value)
+            block.html = json_html.highlight(parsed.value)
         else:
-            block.mark = f"JSON {jsonhtml.json_kind(parsed.value)}, not an object"
+            block.mark = f"JSON {json_html.json_kind(parsed.value)}, not an object"
         block.error = is_result and parsed.reports_error
         return block
 
@@ -428,26 +429,8 @@ def message_items(session_id: str, page: MessagePage) -> list[MessageItem]:
 
 # -- the outline of tool calls ---------------------------------------------------
 
-#: The outline's bars are drawn in an SVG this many units wide (stretched to the column).
-OUTLINE_WIDTH = 1000
 #: A bar is never thinner than this, so an instant call still shows.
 OUTLINE_MIN_BAR = 2.0
-
-
-@dataclass(slots=True)  # not frozen: a frozen __init__ costs ~2 µs more, 300 times a page
-class OutlineBar:
-    """One call of the outline: its row's label and its bar's place (SVG units)."""
-
-    id: str
-    name: str
-    href: str
-    duration: str
-    classes: str
-    x: str
-    width: str
-    #: Whether a bar is drawn (a call without a time or a duration has none).
-    drawn: bool
-    failed: bool
 
 
 @dataclass
@@ -462,44 +445,6 @@ class Outline(Fields):
     max_messages: int
     slow_threshold: str
     rows_html: SafeString = field(default_factory=lambda: safe_html(""))
-
-
-def _outline_row(bar: OutlineBar, escaped: dict[str, str]) -> str:
-    # A session calls a few tools many times: each name and link prefix is escaped once.
-    name = escaped.get(bar.name)
-    if name is None:
-        name = escaped[bar.name] = esc(bar.name)
-    # A link is "#message-<id>" or a permalink: one prefix for the page, then digits.
-    prefix = escaped["prefix"]
-    if bar.href.startswith("#"):
-        href = bar.href
-    elif bar.href.startswith(prefix):
-        href = escaped["prefix_html"] + bar.href[len(prefix) :]
-    else:
-        href = esc(bar.href)
-    rect = f'<rect x="{bar.x}" width="{bar.width}" height="10"/>' if bar.drawn else ""
-    failed = " ✗ failed" if bar.failed else ""
-    return (
-        f'<li class="{bar.classes}"><a href="{href}">'
-        f'<span class="outline-name">{name}</span>'
-        f'<svg class="outline-bar" viewBox="0 0 {OUTLINE_WIDTH} 10" preserveAspectRatio="none" '
-        f'aria-hidden="true">{rect}</svg>'
-        f'<span class="outline-duration">{bar.duration or "—"}{failed}</span></a></li>'
-    )
-
-
-def render_outline_rows(bars: list[OutlineBar], at_prefix: str = "") -> SafeString:
-    """The outline's rows, built here rather than in ``session.html``: why.
-
-    The template spent about 7 ms (CPU, loaded shared machine) placing 300
-    rows, a third of the page's budget; these strings take about 0.3 ms. Every
-    value from the store (the tool name, the link before its ``#message-<id>``)
-    goes through :func:`~sessions_admin.markup.esc`; the rest are numbers, a
-    duration and class names made here. ``bench/bench_transcript.py`` times
-    the page with it.
-    """
-    escaped = {"prefix": at_prefix or "\0", "prefix_html": esc(at_prefix)}
-    return safe_html("".join(_outline_row(bar, escaped) for bar in bars))
 
 
 def _intervals(calls: list[OutlineCall]) -> list[tuple[int, int] | None]:
