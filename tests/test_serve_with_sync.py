@@ -58,6 +58,13 @@ def stand_ins(tmp_path: Path) -> dict[str, Path]:
     }
 
 
+def interruptible() -> None:
+    """Ctrl-C as a terminal gives it: a shell that started ``make test`` in the background
+    ignores SIGINT, its children inherit that, and a script cannot trap what it was
+    started ignoring."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def start(python: Path, *server: str, cwd: Path = ROOT, env: dict | None = None):
     # A session of its own: the test can send Ctrl-C to the whole group, as a terminal does.
     return subprocess.Popen(
@@ -65,6 +72,7 @@ def start(python: Path, *server: str, cwd: Path = ROOT, env: dict | None = None)
         cwd=cwd,
         env=env,
         start_new_session=True,
+        preexec_fn=interruptible,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
