@@ -6,8 +6,8 @@ in on stdin with everything else (``marshal``), the answer goes out on stdout.
 
 Why a process: the walk writes every session row out as text in SQL
 (``quote`` of each column), and the system's SQLite 3.40, built without
-lookaside memory, pays a ``malloc`` for each value: 1.25 CPU-s for 500,000
-rows against 0.6 through ``pysqlite3``'s 3.51 (bench store, 2026-12-01). But
+lookaside memory, pays a ``malloc`` for each value: twice the CPU of
+``pysqlite3``'s newer SQLite. But
 two copies of SQLite in one process must never open the same file: POSIX
 locks belong to the process, so closing one copy's handle drops the other's
 locks, and the closer believes it is the last connection and checkpoints and

@@ -1,11 +1,8 @@
 """Session-list rows rendered to HTML in Python.
 
 Why not the template: the list must answer in under 10 ms on a 500,000-row
-store, the SQL takes about 1 ms, and Django's template engine spent about
-240 µs per row (an inclusion tag, an include and a dozen filters each): 12 ms
-for a page of 50 rows, over the goal on its own. This renders the same row in a
-few microseconds; ``bench/bench_list.py`` measures the default first page at
-5.4 ms median (2026-12-01, 500,000 sessions, on the shared 2-core machine).
+store, and the template engine alone took longer than that for a page of 50
+rows; this renders a row in microseconds (``bench/bench_list.py``).
 The rule that makes it safe (:mod:`sessions_admin.markup`): every value
 from the store goes through :func:`~sessions_admin.markup.esc` before it is
 joined with our tags; only the joined string is marked safe.

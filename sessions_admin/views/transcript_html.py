@@ -1,17 +1,11 @@
 """The transcript's messages rendered to HTML in Python, from their prepared items.
 
 Why not the template: issue 19 asks for the first page of a 50,000-message
-session, its outline included, in under 25 ms; it took 32 ms (quiet machine), two
-thirds of it in the template. The page shows 100 messages of some 50 values each
-(ids, times, trace and call chips, copy buttons, permalinks, tool cards with
-their arguments and results): about 4,800 template variables and conditions, at
-about 1.2 µs each, plus 1.4 µs for each printed value that Django escapes
-through its lazy-text wrapper. Measured interleaved with the page as it was
-(CPU time on the shared 2-core machine, 2026-12-01): the messages partial took
-11-12 ms of the page's 34 ms, still 8 ms with every value escaped beforehand;
-these functions write the same markup, byte for byte, in 1.5 ms, and the page
-takes 20-22 ms (``bench/bench_transcript.py`` has the wall-clock figures).
-``format_html`` would escape each argument through that same wrapper, so the
+session, its outline included, in under 25 ms, and two thirds of the page's time
+went to placing some 4,800 template variables and conditions (100 messages of
+about 50 values each); these functions write the same markup, byte for byte, in
+a fraction of it (``bench/bench_transcript.py``). ``format_html`` would escape
+each argument through Django's lazy-text wrapper, so the
 rule here is the one of :mod:`sessions_admin.markup`: every value from the store
 goes through :func:`~sessions_admin.markup.esc` where it is joined with our
 tags; only the joined string is marked safe.

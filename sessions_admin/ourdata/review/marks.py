@@ -3,8 +3,8 @@
 One SQL statement of our own over the three tables (``UNION ALL``), each part
 one index range per page (``store_name, session_id``): a list page asks for
 its 50 rows' marks every time, and through the ORM (three querysets compiled
-per page) they were a quarter of the list's time (bench_list, bench_search's
-list rows, 2026-12-01); three statements of our own still cost two round trips more.
+per page) they were a quarter of the list's time; three statements of our own
+still cost two round trips more.
 """
 
 from __future__ import annotations

@@ -183,7 +183,7 @@ def failed_by_session(side: sqlite3.Connection, session_ids: list[str]) -> dict[
 
 
 #: A tool's failures are grouped over at most this many of its latest failed calls
-#: (normalising one takes about 12 µs on the loaded shared machine; the read as much again).
+#: (each is read and its error normalised: a bounded cost per page).
 ERROR_SCAN = 2000
 
 

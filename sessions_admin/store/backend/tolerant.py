@@ -6,11 +6,8 @@ UTF-8 column …`` on the first value that is not, which used to fail the whole
 query (a sync pass, a page, an export).
 
 A Python ``text_factory`` that decodes with replacement would survive it, but
-costs on every value: on 300,000 message rows (7 columns, 5 of them text;
-``/tmp`` timing on the shared 2-core machine, best of 5, 2026-12-02) the
-default factory fetched in 1,282 ms (4.3 µs a row) and a Python factory in
-1,959–2,142 ms (6.5–7.1 µs a row), half as slow again, on ten million
-messages a first build reads. So the default stays, and only a row that fails
+costs on every value: half as slow again on the ten million messages a first
+build reads. So the default stays, and only a row that fails
 is read again with :func:`~sessions_admin.store.values.decode_text`:
 
 * a failed fetch does not step the statement (CPython's ``iternext`` builds the

@@ -40,8 +40,7 @@ from sessions_admin.store.feed.sessions import (
 #: Session rows per block of the walk (:func:`read_blocks`): rowids
 #: ``block << BLOCK_BITS`` up to the next block's first. Small blocks keep
 #: the rows an edit sends to be compared one by one few (16 per edited block);
-#: the read of every block costs the same from 16 rows to 512 (0.8 CPU-s on
-#: 500,000 rows on the loaded bench machine, 2026-12-01).
+#: the read of every block costs the same from 16 rows to 512.
 BLOCK_BITS = 4
 
 _BLOCK = 1 << BLOCK_BITS

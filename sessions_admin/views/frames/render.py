@@ -2,9 +2,8 @@
 
 Every value a row or a timeline mark shows is worked out here as plain text, URLs,
 numbers and flags; the template's ``rows`` partial and ``timeline`` block place them
-and escape each one. ``bench/bench_frames_views.py`` puts the first page of a 1 GB file
-at 22.8 ms median this way (9.3 ms as Python strings; goal 50 ms), 2026-12-01 on the
-shared 2-core machine.
+and escape each one: in a template the first page of a 1 GB file stays well within
+its goal (``bench/bench_frames_views.py``), so no markup is built here.
 """
 
 from __future__ import annotations
