@@ -161,8 +161,8 @@ def search_rows(
 
 
 def list_rows(client, raw: sqlite3.Connection, repeat: int) -> list[list[object]]:
-    from sessions_admin.store.queries import parse_filter
-    from sessions_admin.views.sessions import index_page
+    from sessions_admin.lists.sessions import index_page
+    from sessions_admin.views.listparams import parse_filter
 
     principal = raw.execute("SELECT principal_id FROM sessions WHERE rowid = 2000").fetchone()[0]
     columns = (

@@ -8,11 +8,11 @@ import random
 import pytest
 
 from sessions_admin import clock
+from sessions_admin.lists.sessions import index_page
 from sessions_admin.ourdata import sync
 from sessions_admin.ourdata.index import sessions as index_sessions
 from sessions_admin.store import queries
 from sessions_admin.store.queries import SORTS, SessionFilter
-from sessions_admin.views.sessions import index_page
 from tests.conftest import STORE_DB
 from tests.storebuilder import BASE_MS
 

@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import pytest
 
+from sessions_admin.lists import labelled
+from sessions_admin.lists.labelled import labelled_page
 from sessions_admin.models import Label, LabelCopiesMark, SessionLabel
 from sessions_admin.ourdata.review import labels
 from sessions_admin.ourdata.review.forget import forget_gone
 from sessions_admin.store.connection import run_sql
 from sessions_admin.store.queries import SORTS, SessionFilter
-from sessions_admin.views import labelled
-from sessions_admin.views.labelled import labelled_page
 from tests.conftest import STORE_DB
 from tests.storebuilder import BASE_MS
 

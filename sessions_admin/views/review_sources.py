@@ -20,12 +20,13 @@ from urllib.parse import unquote, urlsplit
 from django.http import QueryDict
 
 from sessions_admin.ids import PRINCIPALS_PREFIX, QUERY_FORM_MARKER
+from sessions_admin.lists.labelled import labelled_page
 from sessions_admin.ourdata.index import search as index_search
 from sessions_admin.ourdata.review.models import QUEUE_MAX_ITEMS
 from sessions_admin.ourdata.rollups import calls, figures
 from sessions_admin.params import BadParameter, quoted
 from sessions_admin.store import queries
-from sessions_admin.views.labelled import labelled_page
+from sessions_admin.views import listparams
 from sessions_admin.views.review_labels import label_param
 from sessions_admin.views.search import parse_query, with_label
 from sessions_admin.views.tools import call_filter_from
@@ -96,8 +97,8 @@ def _taken(walk: Iterator[object]) -> SourceSessions:
 
 
 def _list_sessions(query: QueryDict) -> Iterator[str]:
-    session_filter = queries.parse_filter(query)
-    sort = queries.parse_sort(query.get("sort"))
+    session_filter = listparams.parse_filter(query)
+    sort = listparams.parse_sort(query.get("sort"))
     label = label_param(query)
     if label is None:
         yield from (row.id for row in queries.walk_sessions(session_filter, sort))

@@ -23,7 +23,7 @@ from sessions_admin.store import queries
 from sessions_admin.store.feed import FeedMessage
 from sessions_admin.store.spec import KNOWN_ROLES, PROFILES
 from sessions_admin.store.values import Undecodable
-from sessions_admin.views import review_labels
+from sessions_admin.views import listparams, review_labels
 from sessions_admin.views.progress import build_sentence
 
 #: Query parameters that make up a shareable search (the cursor excluded).
@@ -54,7 +54,7 @@ def _text(params: Any, name: str) -> str | None:
 
 def _until_ms(raw: str) -> int:
     """``until`` is inclusive of a whole day when given as a date alone."""
-    moment = queries.parse_datetime_param("until", raw)
+    moment = listparams.parse_datetime_param("until", raw)
     if len(raw.strip()) == 10:
         moment += int(timedelta(days=1).total_seconds() * 1000)
     return moment
@@ -71,7 +71,7 @@ def parse_query(params: Any) -> SearchQuery:
         raise BadParameter("before: the page position must be a message id.", name="before")
     return SearchQuery(
         q=q,
-        since_ms=queries.parse_datetime_param("since", since) if since else None,
+        since_ms=listparams.parse_datetime_param("since", since) if since else None,
         until_ms=_until_ms(until) if until else None,
         before_id=int(before) if before else None,
         **filters,

@@ -21,7 +21,6 @@ from sessions_admin import clock, params, sqlhelpers
 from sessions_admin.access import staff_view
 from sessions_admin.ourdata.rollups import calls, errors, figures
 from sessions_admin.ourdata.rollups.figures import Scope, parse_window
-from sessions_admin.store.queries import parse_datetime_param
 from sessions_admin.views.figures import (
     link_tools,
     permalink,
@@ -29,6 +28,7 @@ from sessions_admin.views.figures import (
     tool_sparkline,
     window_links,
 )
+from sessions_admin.views.listparams import parse_datetime_param
 
 #: Shorter than ``params.MAX_TEXT_CHARS``: a target, a profile or a date is never this long.
 MAX_PARAM = 500

@@ -29,7 +29,7 @@ from sessions_admin.store.connection import frames_root
 from sessions_admin.store.jsontext import parse_json_text
 from sessions_admin.store.spec import KNOWN_ROLES
 from sessions_admin.store.values import Undecodable
-from sessions_admin.views import json_html
+from sessions_admin.views import json_html, listparams
 from sessions_admin.views.notes import attach_notes, notes_context
 from sessions_admin.views.review_labels import labels_context
 from sessions_admin.views.reviews import review_bar_context
@@ -68,7 +68,7 @@ def _header_context(session: queries.SessionRow, has_frames: bool | None = None)
 
 
 def _transcript_context(request: HttpRequest, session: queries.SessionRow) -> dict[str, Any]:
-    message_filter = transcript.parse_message_filter(request.GET)
+    message_filter = listparams.parse_message_filter(request.GET)
     after = _message_id(request, "after")
     before = _message_id(request, "before")
     at = _message_id(request, "at")

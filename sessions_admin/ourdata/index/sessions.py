@@ -119,7 +119,7 @@ def page_ids(
 
     The caller reads the rows back from the store and checks them again, and
     asks for more after the last pair when some were deleted or changed
-    (``views.sessions.index_page``), so a page is short only where the index ends.
+    (``lists.sessions.index_page``), so a page is short only where the index ends.
     The sessions with messages newer than the last pass come from the store's
     rows, merged in (see the module's docstring).
     """

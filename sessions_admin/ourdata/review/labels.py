@@ -8,7 +8,7 @@ when the label is put on and refreshed by every ``sync_index`` pass
 copies are current (:class:`~.models.LabelCopiesMark`). A page then walks our
 index in sort order (:func:`walk`) and reads from the store only the rows it
 shows and the few sessions with a message after that mark
-(``views.labelled``).
+(``lists.labelled``).
 """
 
 from __future__ import annotations

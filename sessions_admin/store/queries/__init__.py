@@ -18,9 +18,6 @@ from sessions_admin.store.queries.filters import (
     SessionFilter,
     SessionRow,
     filter_with,
-    parse_datetime_param,
-    parse_filter,
-    parse_sort,
 )
 from sessions_admin.store.queries.keyset import (
     Cursor,
@@ -90,9 +87,6 @@ __all__ = [
     "list_sessions_among",
     "merge_pairs",
     "page_of_ids",
-    "parse_datetime_param",
-    "parse_filter",
-    "parse_sort",
     "row_sort_copy",
     "rows_matching",
     "sort_copy",

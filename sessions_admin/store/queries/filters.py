@@ -7,14 +7,11 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.utils import timezone
-
-from sessions_admin import params
 from sessions_admin.folding import fold
 from sessions_admin.store.cliptext import clipped_sql
 from sessions_admin.store.health import REQUIRED_COLUMNS
 from sessions_admin.store.textmatch import contains_folded_sql
-from sessions_admin.store.timeutil import from_epoch_ms, to_epoch_ms
+from sessions_admin.store.timeutil import from_epoch_ms
 from sessions_admin.store.values import (
     OddValue,
     as_id,
@@ -162,41 +159,6 @@ class SessionFilter:
 
     def describe(self) -> dict[str, Any]:
         return {k: v for k, v in self.__dict__.items() if v not in (None, "")}
-
-
-def parse_datetime_param(name: str, raw: str) -> int:
-    moment = params.iso_datetime({name: raw}, name, timezone.get_default_timezone())
-    assert moment is not None  # raw is not empty: the caller checked
-    return to_epoch_ms(moment)
-
-
-def parse_filter(query: Any, *, now: datetime | None = None) -> SessionFilter:
-    """Build a filter from query parameters; unknown parameters are ignored."""
-
-    def text(name: str) -> str | None:
-        return params.text(query, name)
-
-    after = before = None
-    active = params.choice(query, "active", ACTIVE_PRESETS)
-    if active:
-        now = now or timezone.now()
-        after = to_epoch_ms(now - ACTIVE_PRESETS[active][1])
-    if raw := text("active_after"):
-        after = max(after or 0, parse_datetime_param("active_after", raw))
-    if raw := text("active_before"):
-        before = parse_datetime_param("active_before", raw)
-    return SessionFilter(
-        target=text("target"),
-        profile=text("profile"),
-        principal=text("principal"),
-        q=text("q"),
-        active_after_ms=after,
-        active_before_ms=before,
-    )
-
-
-def parse_sort(raw: str | None) -> str:
-    return params.choice({"sort": raw or ""}, "sort", SORTS, DEFAULT_SORT)  # type: ignore[return-value]
 
 
 def filter_with(session_filter: SessionFilter, **changes: Any) -> SessionFilter:

@@ -137,7 +137,7 @@ def list_sessions_among(
     slice kept; the slices are merged in SQLite's order. Every labelled session
     is read (about 6 µs each on the bench store), which is why the list reads
     its label pages from our copies of the sort values when it can
-    (``views.labelled``): this is their exact fallback.
+    (``lists.labelled``): this is their exact fallback.
     """
     column, descending = SORTS[sort]
     key_clauses, key_params = keyset_where(column, descending, cursor)

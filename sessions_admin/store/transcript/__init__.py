@@ -19,7 +19,6 @@ from sessions_admin.store.transcript.messages import (
     message_in_session,
     message_page,
     message_value,
-    parse_message_filter,
 )
 from sessions_admin.store.transcript.outline import (
     OUTLINE_CALLS,
@@ -63,7 +62,6 @@ __all__ = [
     "message_in_session",
     "message_page",
     "message_value",
-    "parse_message_filter",
     "session_stats",
     "state_keys",
     "state_rows",

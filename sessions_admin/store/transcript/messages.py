@@ -19,7 +19,6 @@ from typing import Any
 
 from sessions_admin.folding import fold
 from sessions_admin.params import BadParameter
-from sessions_admin.params import text as text_param
 from sessions_admin.store.cliptext import clipped_sql
 from sessions_admin.store.connection import run_sql, time_limit
 from sessions_admin.store.health import REQUIRED_COLUMNS
@@ -136,12 +135,6 @@ class MessageFilter(Fields):
             ("span", self.span),
         )
         return {k: v for k, v in pairs if v}
-
-
-def parse_message_filter(query: Any) -> MessageFilter:
-    """The filter from query parameters; each is free text, refused past 1,000 characters."""
-    names = ("role", "tool", "q", "trace", "span")
-    return MessageFilter(**{name: text_param(query, name) for name in names})
 
 
 @dataclass

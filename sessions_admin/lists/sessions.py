@@ -1,0 +1,78 @@
+"""The session list's pieces that read without a request: a page the side index
+chose, the failed calls of a page's rows, the sessions per target the rollups count."""
+
+from __future__ import annotations
+
+from sessions_admin import clock
+from sessions_admin.ourdata import sidedb
+from sessions_admin.ourdata.index import sessions as index_sessions
+from sessions_admin.ourdata.rollups import calls, figures
+from sessions_admin.store import queries
+from sessions_admin.store.queries import Cursor
+
+#: Reads of the side index for one page before the list scans the store instead.
+INDEX_READS_PER_PAGE = 8
+
+
+def index_page(
+    session_filter: queries.SessionFilter,
+    sort: str,
+    cursor: Cursor | None,
+    *,
+    limit: int = queries.PAGE_SIZE,
+) -> queries.SessionPage | None:
+    """A list page whose ids the side index chose, read back from the store and
+    checked again; ``None`` when the index cannot serve this filter now.
+
+    A session the runtime deleted or changed since the last pass is skipped
+    and the index read on, so "No sessions match" is said only where the
+    index really ends. The next page starts after the last id the index gave
+    (its position, not the store's newer values), so no row shows twice.
+    After a few reads that keep meeting stale rows, the list scans instead.
+    """
+    rows: list = []
+    position = cursor
+    for _ in range(INDEX_READS_PER_PAGE):
+        want = limit - len(rows)
+        picked = index_sessions.page_ids(session_filter, sort, position, limit=want + 1)
+        if picked is None:
+            return None
+        ids = [sid for sid, _ in picked[:want]]
+        rows.extend(queries.page_of_ids(ids, session_filter, sort, limit=want).rows)
+        if len(picked) <= want:
+            return queries.SessionPage(rows=rows, next_cursor=None, strategy="index")
+        last_id, last_value = picked[want - 1]
+        position = Cursor(sort, 0 if last_value is None else last_value, last_id)
+        if len(rows) == limit:
+            return queries.SessionPage(rows=rows, next_cursor=position, strategy="index")
+    return None
+
+
+def failed_calls(session_ids: list[str]) -> dict[str, int]:
+    """Failed tool calls per session from the rollups; none shown while they are not built
+    (or the side database is damaged: the list itself comes from the store)."""
+    try:
+        with figures.reading() as side:
+            return calls.failed_by_session(side, session_ids)
+    except (figures.NotComputed, *sidedb.errors()):
+        return {}
+
+
+def counted_sessions() -> tuple[dict[tuple[str, str], int], int] | None:
+    """Sessions per (target, profile) from the rollups as of their last pass, and when
+    that pass ended; ``None`` while they cannot say (not built, damaged, or the
+    pass older than the index's freshness window: the store then counts)."""
+    try:
+        with figures.reading() as side:
+            synced = figures.last_sync(side).synced_at_ms
+            now = clock.now_ms()
+            if synced is None or now - synced > index_sessions.FRESH_FOR_S * 1000:
+                return None
+            rows = figures.by_target(side, figures.parse_window("all", now))
+    except (figures.NotComputed, *sidedb.errors()):
+        return None
+    # A pair the rollups count no session in is counted in the store, not shown as 0.
+    counts = {
+        (t.target, profile): n for t in rows for profile, (n, _) in t.profiles.items() if n > 0
+    }
+    return counts, synced
