@@ -10,7 +10,7 @@ them with the app.
 
 from __future__ import annotations
 
-from sessions_admin.ourdata.audit import DeletionAudit
+from sessions_admin.ourdata.audit import AuditSession, DeletionAudit
 from sessions_admin.ourdata.erasures import Erasure
 from sessions_admin.ourdata.jobs import Job, JobSession
 from sessions_admin.ourdata.review.models import (
@@ -25,6 +25,7 @@ from sessions_admin.ourdata.review.models import (
 from sessions_admin.store.models import Message, Session, SessionState
 
 __all__ = [
+    "AuditSession",
     "DeletionAudit",
     "EarlierVerdict",
     "Erasure",

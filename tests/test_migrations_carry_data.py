@@ -101,3 +101,25 @@ def test_a_receipts_audit_number_becomes_a_reference_and_a_dangling_one_stays_un
     assert Erasure.objects.get(pk=dangling.pk).audit is None
     with pytest.raises(ProtectedError):
         DeletionAudit.objects.get(pk=audit.pk).delete()  # a receipt keeps its audit
+
+
+def test_the_ids_an_audit_lists_become_rows_found_by_an_index():
+    old = migrate("0011_erasure_audit_reference")
+    audit = old.get_model(APP, "DeletionAudit").objects.create(
+        actor="t", operation="delete_filtered", target={"session_ids": ["a\x00b", "s2", "s2"]}
+    )
+    other = old.get_model(APP, "DeletionAudit").objects.create(
+        actor="t", operation="clear_all", target={"filter": {}}
+    )
+
+    migrate(latest())
+
+    from sessions_admin.ourdata.audit import AuditSession, audits_naming, forget_session_ids
+
+    assert sorted(
+        AuditSession.objects.filter(audit_id=audit.pk).values_list("session_id", flat=True)
+    ) == ["a\x00b", "s2"]
+    assert not AuditSession.objects.filter(audit_id=other.pk).exists()
+    assert audits_naming(["a\x00b"]) == 1 and audits_naming(["nope"]) == 0
+    assert forget_session_ids(["a\x00b"], "erasure 1") == 1
+    assert audits_naming(["a\x00b"]) == 0 and audits_naming(["s2"]) == 1

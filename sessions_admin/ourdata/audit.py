@@ -10,13 +10,15 @@ receiver sees every finished delete with its ``pk`` as the audit id.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable
 
 from django.conf import settings
 from django.db import models
 
-from sessions_admin.ourdata.storeids import ExactJSONField
+from sessions_admin.ourdata.storeids import ExactJSONField, StoreIdField, to_column
 from sessions_admin.ourdata.storename import STORE_NAME_CHARS, OfThisStore, current_store
+from sessions_admin.sqlhelpers import chunks
 
 
 class DeletionAudit(models.Model):
@@ -72,6 +74,43 @@ class DeletionAudit(models.Model):
     def __str__(self) -> str:
         return f"{self.get_operation_display()} by {self.actor} ({self.get_outcome_display()})"
 
+    def save(self, *args, **kwargs) -> None:
+        super().save(*args, **kwargs)
+        fields = kwargs.get("update_fields")
+        if fields is None or "target" in fields:
+            self.name_sessions()
+
+    def name_sessions(self) -> None:
+        """Keep :class:`AuditSession` equal to the session ids the target lists."""
+        listed = self.target.get("session_ids") if isinstance(self.target, dict) else None
+        ids = list(dict.fromkeys(sid for sid in listed or [] if isinstance(sid, str)))
+        AuditSession.objects.filter(audit=self).delete()
+        AuditSession.objects.bulk_create(
+            [AuditSession(audit=self, session_id=sid, key=id_key(sid)) for sid in ids],
+            batch_size=500,
+        )
+
+
+def id_key(session_id: object) -> str:
+    """SHA-256 of a session id as our columns keep it: an index entry of fixed size, where
+    an id of any length (PostgreSQL's b-tree takes at most about 2.7 kB) would not fit."""
+    return hashlib.sha256(str(to_column(session_id)).encode("utf-8", "surrogatepass")).hexdigest()
+
+
+class AuditSession(models.Model):
+    """One session id an audit row names: finding the audits about a session is an index
+    seek here (on ``key``), where the target's JSON has no portable index."""
+
+    audit = models.ForeignKey(DeletionAudit, on_delete=models.CASCADE, related_name="named")
+    session_id = StoreIdField()
+    key = models.CharField(max_length=64, db_index=True)
+
+    class Meta:
+        default_permissions = ()
+
+    def __str__(self) -> str:
+        return f"{self.session_id} in audit {self.audit_id}"
+
 
 def _named(target: object, ids: set[str]) -> list[str]:
     listed = target.get("session_ids") if isinstance(target, dict) else None
@@ -80,13 +119,21 @@ def _named(target: object, ids: set[str]) -> list[str]:
     return [sid for sid in listed if isinstance(sid, str) and sid in ids]
 
 
+def _audits_listing(session_ids: Iterable[str]) -> set[int]:
+    """The audit rows that list any of these ids (index seeks on :class:`AuditSession`)."""
+    found: set[int] = set()
+    for chunk in chunks(list(dict.fromkeys(session_ids)), 500):
+        found.update(
+            AuditSession.objects.filter(key__in=[id_key(sid) for sid in chunk]).values_list(
+                "audit_id", flat=True
+            )
+        )
+    return found
+
+
 def audits_naming(session_ids: Iterable[str]) -> int:
     """How many audit rows list any of these session ids in their target."""
-    ids = set(session_ids)
-    if not ids:
-        return 0
-    rows = DeletionAudit.objects.only("id", "target").iterator(chunk_size=500)
-    return sum(1 for row in rows if _named(row.target, ids))
+    return len(_audits_listing(session_ids))
 
 
 def forget_session_ids(session_ids: Iterable[str], reason: str) -> int:
@@ -94,14 +141,10 @@ def forget_session_ids(session_ids: Iterable[str], reason: str) -> int:
 
     The row stays (who deleted what, when, and the counts): only the ids go,
     replaced by how many were taken out and why (``reason``, e.g. "erasure 12").
-    Audit rows are few (one per delete, each listing at most a thousand ids),
-    and JSON containment has no portable index, so the rows are read in Python.
     """
     ids = set(session_ids)
-    if not ids:
-        return 0
     changed = 0
-    for row in DeletionAudit.objects.only("id", "target").iterator(chunk_size=500):
+    for row in DeletionAudit.objects.filter(pk__in=_audits_listing(ids)).only("id", "target"):
         named = set(_named(row.target, ids))
         if not named:
             continue
@@ -109,6 +152,9 @@ def forget_session_ids(session_ids: Iterable[str], reason: str) -> int:
         target["session_ids"] = [sid for sid in target["session_ids"] if sid not in named]
         target["ids_erased"] = int(target.get("ids_erased", 0)) + len(named)
         target["ids_erased_by"] = reason
+        # An update, not save(): the audit's post_save logs a finished delete once.
         DeletionAudit.objects.filter(pk=row.pk).update(target=target)
+        row.target = target
+        row.name_sessions()
         changed += 1
     return changed
