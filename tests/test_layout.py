@@ -4,20 +4,19 @@ See docs/architecture.md. The import rules (a module imports only its own layer
 and those below, our data reads the store only through the feed's package, only
 the deletion package and the store's orphans and principals import the store's
 cascade) are import-linter contracts in pyproject.toml, run here and by ``make
-lint``; this module checks that they are the doc's table and can fail, and what
-import-linter cannot express: only ``store/`` reaches the runtime's SQLite file,
-the cascade's deletes are written in one module, no module imports another
-module's ``_underscore`` names, and
-functions stay short enough to hold. In
-``tests/``, shared fixtures live in ``conftest.py`` and shared helpers in
-modules not named ``test_*``: no module there imports a test module.
+lint``; this module checks that they hold, that every module sits in one layer
+and that each contract can fail, and what import-linter cannot express: only
+``store/``, ``ourdata/`` and ``demo/`` import ``sqlite3``, the cascade's deletes
+are written in one module, no module imports another module's ``_underscore``
+names, and functions stay short enough to hold. In ``tests/``, shared fixtures
+live in ``conftest.py`` and shared helpers in modules not named ``test_*``: no
+module there imports a test module.
 """
 
 from __future__ import annotations
 
 import ast
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -28,7 +27,6 @@ import pytest
 
 TESTS = Path(__file__).resolve().parent
 PACKAGE = TESTS.parent / "sessions_admin"
-ARCHITECTURE = PACKAGE.parent / "docs" / "architecture.md"
 PYPROJECT = PACKAGE.parent / "pyproject.toml"
 MAX_FUNCTION_LINES = 80
 
@@ -133,53 +131,17 @@ def test_the_import_contracts_hold():
     assert f"{len(contracts())} kept, 0 broken" in done.stdout
 
 
-def layer_table(text: str) -> list[tuple[str, list[str]]]:
-    """(layer, paths under the package) per row of the doc's layer table, bottom first."""
-    section = text.split("## The layers", 1)[1].split("\n## ", 1)[0]
-    rows = []
-    for line in section.splitlines():
-        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
-        if len(cells) < 3 or cells[0] in ("layer", "") or set(cells[0]) <= set("- "):
-            continue
-        rows.append((cells[0], re.findall(r"`([^`]+)`", cells[1])))
-    return rows
-
-
-def placements(table: list[tuple[str, list[str]]]) -> dict[str, list[tuple[int, str]]]:
-    """Every module file (relative to the package) with the layers whose paths hold it."""
-    found: dict[str, list[tuple[int, str]]] = {
-        str(path.relative_to(PACKAGE)): [] for path in PACKAGE.rglob("*.py")
-    }
-    for rank, (layer, paths) in enumerate(table):
-        for entry in paths:
-            for name, places in found.items():
-                if name == entry or (entry.endswith("/") and name.startswith(entry)):
-                    places.append((rank, layer))
-    return found
-
-
-def test_every_module_is_placed_in_exactly_one_layer_of_the_doc():
-    table = layer_table(ARCHITECTURE.read_text())
-    places = placements(table)
-    assert {name: p for name, p in places.items() if len(p) != 1} == {}
-    # And every path the table names exists, so the doc cannot name a module gone.
-    named = [entry for _, paths in table for entry in paths]
-    assert [entry for entry in named if not (PACKAGE / entry).exists()] == []
-
-
-def test_the_layer_contract_is_the_docs_layer_table():
-    """The contract in pyproject.toml and the table in docs/architecture.md say the same."""
+def test_every_module_is_in_exactly_one_layer():
+    """A module the layers contract does not name would be bound by no layer."""
     (layers,) = [c["layers"] for c in contracts() if c["type"] == "layers"]
-    from_contract = [sorted(m.strip() for m in layer.split(":")) for layer in reversed(layers)]
-    from_doc = [
-        sorted(
-            "sessions_admin." + p.rstrip("/").removesuffix(".py").replace("/", ".")
-            for p in paths
-            if p != "__init__.py"
-        )
-        for _, paths in layer_table(ARCHITECTURE.read_text())
-    ]
-    assert from_contract == from_doc
+    named = [m.strip() for layer in layers for m in layer.split(":")]
+    on_disk = {
+        f"sessions_admin.{p.stem}"
+        for p in PACKAGE.iterdir()
+        if (p.suffix == ".py" and p.stem != "__init__") or (p.is_dir() and any(p.rglob("*.py")))
+    }
+    assert sorted(named) == sorted(set(named))  # none twice
+    assert set(named) == on_disk
 
 
 BROKEN = {
