@@ -77,7 +77,7 @@ test: setup-dev browser-deps ## The whole suite, browser tests included
 test-fast: setup-dev ## The inner loop: everything but the browser tests and the slow ones (the crawl, the fuzzer)
 	$(PY) -m pytest -m "not browser and not slow"
 
-lint: setup-dev ## ruff, then the import contracts of docs/architecture.md (import-linter)
+lint: setup-dev ## ruff, then the import contracts in pyproject.toml (import-linter)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/lint-imports --no-cache
