@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -27,6 +28,7 @@ import pytest
 
 TESTS = Path(__file__).resolve().parent
 PACKAGE = TESTS.parent / "sessions_admin"
+ARCHITECTURE = PACKAGE.parent / "docs" / "architecture.md"
 PYPROJECT = PACKAGE.parent / "pyproject.toml"
 MAX_FUNCTION_LINES = 80
 
@@ -142,6 +144,27 @@ def test_every_module_is_in_exactly_one_layer():
     }
     assert sorted(named) == sorted(set(named))  # none twice
     assert set(named) == on_disk
+
+
+def test_the_docs_layer_table_is_the_contracts_layers():
+    """docs/architecture.md's table says what the contract is: the same layers, in order."""
+    (layers,) = [c["layers"] for c in contracts() if c["type"] == "layers"]
+    from_contract = [sorted(m.strip() for m in layer.split(":")) for layer in reversed(layers)]
+    section = ARCHITECTURE.read_text().split("## The layers", 1)[1].split("\n## ", 1)[0]
+    from_doc = []
+    for line in section.splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if len(cells) < 3 or cells[0] in ("layer", "") or set(cells[0]) <= set("- "):
+            continue
+        paths = re.findall(r"`([^`]+)`", cells[1])
+        from_doc.append(
+            sorted(
+                "sessions_admin." + p.rstrip("/").removesuffix(".py").replace("/", ".")
+                for p in paths
+                if p != "__init__.py"
+            )
+        )
+    assert from_doc == from_contract
 
 
 BROKEN = {
