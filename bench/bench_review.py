@@ -144,12 +144,12 @@ def bench_notes(client, repeat: int) -> list[list[object]]:
 
 
 def bench_label(client, repeat: int, behind: int) -> list[list[object]]:
+    from sessions_admin.lists.labelled import labelled_page
     from sessions_admin.models import Label, LabelCopiesMark
     from sessions_admin.ourdata.review import labels
     from sessions_admin.ourdata.review.forget import forget_gone
     from sessions_admin.store import feed
     from sessions_admin.store.queries import SessionFilter
-    from sessions_admin.views.labelled import labelled_page
 
     label = Label.objects.get(name="bench")
     started = time.perf_counter()

@@ -15,12 +15,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sessions_admin.folding import fold
+from sessions_admin.lists.sessions import index_page
 from sessions_admin.ourdata import sidedb, sync
 from sessions_admin.ourdata.index import search as index_search
 from sessions_admin.ourdata.index.search import SearchQuery
 from sessions_admin.store import queries, transcript
 from sessions_admin.store.transcript import MessageFilter
-from sessions_admin.views.sessions import index_page
 from tests.conftest import STORE_DB
 
 #: Characters whose folding is where ASCII-only matching and Unicode disagree.

@@ -13,10 +13,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from sessions_admin.lists.sessions import index_page
 from sessions_admin.ourdata import sidedb, sync
 from sessions_admin.store import queries
 from sessions_admin.store.queries import SORTS, SessionFilter
-from sessions_admin.views.sessions import index_page
 from tests.conftest import STORE_DB
 from tests.storebuilder import BASE_MS
 
