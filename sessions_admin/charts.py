@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 #: The plot's drawing box (viewBox units) and its margins for the axis labels.
 WIDTH, HEIGHT = 440, 180
@@ -155,3 +155,10 @@ def sparkline(series: Sequence[tuple[str, int, int]]) -> Sparkline:
     calls = sum(c for _, c, _ in series)
     errors = sum(e for _, _, e in series)
     return Sparkline(path, bars, f"{calls:,} calls, {errors:,} errors")
+
+
+def failure_sparkline(series: Sequence[tuple[str, int]]) -> Sparkline:
+    """``series`` is (label, failures) per bucket: bars alone, scaled to the busiest."""
+    chart = sparkline([(label, n, n) for label, n in series])
+    total = sum(n for _, n in series)
+    return replace(chart, calls_path="", title=f"{total:,} failure{'s' if total != 1 else ''}")

@@ -91,6 +91,11 @@ def choice(
     return raw
 
 
+def flag(params: Mapping[str, Any], name: str) -> bool:
+    """A switch: ``1`` on; absent, empty or ``0`` off; anything else refused."""
+    return choice(params, name, ("0", "1"), "0") == "1"
+
+
 def text(params: Mapping[str, Any], name: str, *, max_chars: int = MAX_TEXT_CHARS) -> str | None:
     """Free text, stripped; None when absent or empty; refused when too long or when it
     holds NUL (which no text column of PostgreSQL can keep)."""

@@ -29,6 +29,7 @@ from sessions_admin.converters import ANY_PATH, ID64
 from sessions_admin.views import (
     deletes,
     export,
+    failures,
     health,
     notes,
     overview,
@@ -90,6 +91,7 @@ urlpatterns = [
     path("sessions/", sessions.session_list, name="sessions"),
     path("targets/", sessions.targets, name="targets"),
     path("search/", search.search, name="search"),
+    path("failures/", failures.failure_list, name="failures"),
     path("tools/", tools.tool_list, name="tools"),
     path(f"tools/<{ANY_PATH}:name>/", tools.tool_detail, name="tool"),
     path("frames/orphans/", orphans.orphans_page, name="frames_orphans"),

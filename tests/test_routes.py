@@ -39,6 +39,7 @@ class Route:
 PAGES = {
     "overview": Route("/"),
     "tools": Route("/tools/"),
+    "failures": Route("/failures/"),
     "tool": Route("/tools/fs.read/"),
     "sessions": Route("/sessions/"),
     "targets": Route("/targets/"),

@@ -76,3 +76,36 @@ def counted_sessions() -> tuple[dict[tuple[str, str], int], int] | None:
         (t.target, profile): n for t in rows for profile, (n, _) in t.profiles.items() if n > 0
     }
     return counts, synced
+
+
+class FailedUnknown(Exception):
+    """The rollups cannot say which sessions have failed calls (not built, or damaged)."""
+
+
+def failed_sessions() -> tuple[list[str], int | None]:
+    """Every session with a failed tool call as of the rollups' last pass, and when that
+    pass ended (:class:`FailedUnknown` when they cannot say)."""
+    try:
+        with figures.reading() as side:
+            return calls.failed_session_ids(side), figures.last_sync(side).synced_at_ms
+    except (figures.NotComputed, *sidedb.errors()) as exc:
+        raise FailedUnknown() from exc
+
+
+def failed_page(
+    session_ids: list[str],
+    session_filter: queries.SessionFilter,
+    sort: str,
+    cursor: Cursor | None,
+    *,
+    limit: int = queries.PAGE_SIZE,
+) -> queries.SessionPage:
+    """A list page among the sessions with failed calls (``session_ids``), each read
+    from the store with the other filters; counted when nothing else narrows it."""
+    if not session_ids:
+        return queries.SessionPage(rows=[], next_cursor=None, strategy="failed", count=0)
+    page = queries.list_sessions_among(session_ids, session_filter, sort, cursor, limit=limit)
+    page.strategy = "failed"
+    if cursor is None and session_filter.is_empty():
+        page.count = len(session_ids)
+    return page

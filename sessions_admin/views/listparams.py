@@ -3,12 +3,17 @@ filters: each value bounded, or a :class:`~sessions_admin.params.BadParameter` n
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from django.utils import timezone
 
 from sessions_admin import params
+from sessions_admin.lists.sessions import FailedUnknown, failed_sessions
+from sessions_admin.ourdata.review import labels
+from sessions_admin.ourdata.review.models import Label
+from sessions_admin.params import BadParameter
 from sessions_admin.params import text as text_param
 from sessions_admin.store.queries import ACTIVE_PRESETS, DEFAULT_SORT, SORTS, SessionFilter
 from sessions_admin.store.timeutil import to_epoch_ms
@@ -54,3 +59,30 @@ def parse_message_filter(query: Any) -> MessageFilter:
     """The filter from query parameters; each is free text, refused past 1,000 characters."""
     names = ("role", "tool", "q", "trace", "span")
     return MessageFilter(**{name: text_param(query, name) for name in names})
+
+
+@dataclass
+class FailedFilter:
+    """``?failed=1``: the sessions with failed calls as of the rollups' last pass
+    (``synced_at_ms``), narrowed to a label's when one is picked too."""
+
+    ids: list[str]
+    synced_at_ms: int | None
+
+
+def failed_filter(query: Any, label: Label | None = None) -> FailedFilter | None:
+    """``?failed=1``: the sessions to keep, or None when the switch is off."""
+    if not params.flag(query, "failed"):
+        return None
+    try:
+        ids, synced = failed_sessions()
+    except FailedUnknown:
+        raise BadParameter(
+            "failed: which sessions have failed calls is known once the side index has "
+            "been built (sync_index); try again when it has.",
+            name="failed",
+        ) from None
+    if label is not None:
+        labelled = set(labels.session_ids_with(label))
+        ids = [sid for sid in ids if sid in labelled]
+    return FailedFilter(ids, synced)

@@ -3,7 +3,8 @@ queue is made of.
 
 A source is a path of this dashboard with its query: ``/sessions/?…`` (every
 list filter, ``label`` and ``sort`` included), ``/search/?…``, ``/tools/<name>/?…``
-(the sessions of those calls, first call first seen), or ``/principals/<id>/``
+(the sessions of those calls, first call first seen), ``/failures/?…`` (the
+sessions of every tool's failed calls in its window, newest first), or ``/principals/<id>/``
 (the sessions naming exactly that principal, newest first). A queue holds what a
 text id names and the store holds: an odd id the list shows by its description
 is counted as skipped, never stored as that description. Pages are read with the screens' own
@@ -19,21 +20,24 @@ from urllib.parse import unquote, urlsplit
 
 from django.http import QueryDict
 
+from sessions_admin import clock
 from sessions_admin.ids import PRINCIPALS_PREFIX, QUERY_FORM_MARKER
 from sessions_admin.lists.labelled import labelled_page
+from sessions_admin.lists.sessions import failed_page
 from sessions_admin.ourdata.index import search as index_search
 from sessions_admin.ourdata.review.models import QUEUE_MAX_ITEMS
-from sessions_admin.ourdata.rollups import calls, figures
+from sessions_admin.ourdata.rollups import calls, failures, figures
+from sessions_admin.ourdata.rollups.figures import parse_window
 from sessions_admin.params import BadParameter, quoted
 from sessions_admin.store import queries
 from sessions_admin.views import listparams
 from sessions_admin.views.review_labels import label_param
-from sessions_admin.views.search import parse_query, with_label
-from sessions_admin.views.tools import call_filter_from
+from sessions_admin.views.search import search_query
+from sessions_admin.views.tools import call_filter_from, scope_from
 
 #: Rows read a page while walking a source (the screens show 50).
 WALK_PAGE = 1000
-SOURCES = "/sessions/?…, /search/?…, /tools/<name>/?… or /principals/<id>/"
+SOURCES = "/sessions/?…, /search/?…, /failures/?…, /tools/<name>/?… or /principals/<id>/"
 
 
 @dataclass
@@ -61,6 +65,8 @@ def sessions_of_source(raw: str, host: str) -> SourceSessions:
         walk = _list_sessions(query)
     elif path == "/search/":
         walk = _search_sessions(query)
+    elif path == "/failures/":
+        walk = _failure_sessions(query)
     elif path.startswith("/tools/") and len(path) > len("/tools/") and path.endswith("/"):
         walk = _tool_sessions(unquote(path[len("/tools/") : -1]), query)
     elif path.startswith(PRINCIPALS_PREFIX) and len(path) > len(PRINCIPALS_PREFIX):
@@ -100,12 +106,16 @@ def _list_sessions(query: QueryDict) -> Iterator[str]:
     session_filter = listparams.parse_filter(query)
     sort = listparams.parse_sort(query.get("sort"))
     label = label_param(query)
-    if label is None:
+    failed = listparams.failed_filter(query, label)
+    if label is None and failed is None:
         yield from (row.id for row in queries.walk_sessions(session_filter, sort))
         return
     cursor = None
     while True:
-        page = labelled_page(label, session_filter, sort, cursor, limit=WALK_PAGE)
+        if failed is not None:
+            page = failed_page(failed.ids, session_filter, sort, cursor, limit=WALK_PAGE)
+        else:
+            page = labelled_page(label, session_filter, sort, cursor, limit=WALK_PAGE)
         yield from (row.id for row in page.rows)
         if page.next_cursor is None:
             return
@@ -113,7 +123,7 @@ def _list_sessions(query: QueryDict) -> Iterator[str]:
 
 
 def _search_sessions(query: QueryDict) -> Iterator[str]:
-    search = with_label(parse_query(query), label_param(query))
+    search = search_query(query)
     if not search.q:
         raise BadParameter("source: a /search/ source needs its q.", name="source")
     while True:
@@ -136,6 +146,17 @@ def _tool_sessions(name: str, query: QueryDict) -> Iterator[str]:
                 if page.next_cursor is None:
                     return
                 cursor = calls.parse_cursor(page.next_cursor)
+    except figures.NotComputed:
+        raise BadParameter(
+            "source: the tool figures are not computed yet (run sync_index).", name="source"
+        ) from None
+
+
+def _failure_sessions(query: QueryDict) -> Iterator[str]:
+    window = parse_window(query.get("window"), clock.now_ms())
+    try:
+        with figures.reading() as side:
+            yield from failures.failed_call_sessions(side, window, scope_from(query))
     except figures.NotComputed:
         raise BadParameter(
             "source: the tool figures are not computed yet (run sync_index).", name="source"

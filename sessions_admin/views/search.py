@@ -37,6 +37,7 @@ SEARCH_PARAMS = (
     "since",
     "until",
     "label",
+    "failed",
 )
 MAX_QUERY_CHARS = 1000
 
@@ -84,6 +85,24 @@ def with_label(query: SearchQuery, label: Label | None) -> SearchQuery:
     if label is None:
         return query
     return replace(query, sessions=frozenset(labels.session_ids_with(label)))
+
+
+def narrowed(
+    query: SearchQuery, label: Label | None, failed: listparams.FailedFilter | None
+) -> SearchQuery:
+    """The search kept to the sessions with failed calls (a label's among them) when
+    ``failed`` is on, else to the label's."""
+    if failed is None:
+        return with_label(query, label)
+    return replace(query, sessions=frozenset(failed.ids))
+
+
+def search_query(params: Any) -> SearchQuery:
+    """The whole search a URL's parameters ask for, its label and ``failed`` included."""
+    query = parse_query(params)
+    label = review_labels.label_param(params)
+    failed = listparams.failed_filter(params, label) if query.q else None
+    return narrowed(query, label, failed)
 
 
 @dataclass
@@ -153,7 +172,8 @@ def search(request: HttpRequest) -> HttpResponse:
         return HttpResponseRedirect(session_url(stripped))
     kept = {name: request.GET[name] for name in SEARCH_PARAMS if request.GET.get(name)}
     label = review_labels.label_param(request.GET)
-    query = with_label(query, label)
+    failed = listparams.failed_filter(request.GET, label) if query.q else None
+    query = narrowed(query, label, failed)
     page = index_search.search(query) if query.q else None
     groups = _groups(page) if page else []
     marks = review_labels.marks_of([group["session_id"] for group in groups])
@@ -169,6 +189,7 @@ def search(request: HttpRequest) -> HttpResponse:
         "groups": groups,
         "labels": review_labels.label_choices(),
         "label": label,
+        "failed": failed,
         "next_url": next_url,
         "roles": KNOWN_ROLES,
         "profiles": PROFILES,

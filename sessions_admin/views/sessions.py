@@ -12,7 +12,12 @@ from django.views.decorators.vary import vary_on_headers
 from sessions_admin.access import DELETE_SESSIONS, staff_view
 from sessions_admin.ids import looks_like_session_id, session_url
 from sessions_admin.lists.labelled import labelled_page
-from sessions_admin.lists.sessions import counted_sessions, failed_calls, index_page
+from sessions_admin.lists.sessions import (
+    counted_sessions,
+    failed_calls,
+    failed_page,
+    index_page,
+)
 from sessions_admin.logs import log_time_limit_stop
 from sessions_admin.ourdata.review import labels
 from sessions_admin.ourdata.review.models import Label
@@ -36,6 +41,7 @@ LIST_PARAMS = (
     "active_before",
     "sort",
     "label",
+    "failed",
 )
 
 
@@ -55,9 +61,12 @@ def session_list(request: HttpRequest) -> HttpResponse:
     wants_count = request.GET.get("count") == "1"
     label = review_labels.label_param(request.GET)
     if wants_count and request.htmx:
-        return _count(request, session_filter, label)
+        return _count(request, session_filter, label, listparams.failed_filter(request.GET, label))
     targets = queries.distinct_targets()  # for the merge and for the target menu
-    if label is not None:
+    failed = listparams.failed_filter(request.GET, label)
+    if failed is not None:
+        page = failed_page(failed.ids, session_filter, sort, cursor)
+    elif label is not None:
         page = labelled_page(label, session_filter, sort, cursor)
     else:
         # Principal and title filters come from the side index after a recent pass
@@ -101,6 +110,7 @@ def session_list(request: HttpRequest) -> HttpResponse:
         # a BLOB target is left out, as no menu value could name it.
         "targets": [t for t in targets if isinstance(t, str) and len(t) <= SHORT_TEXT_CHARS],
         "next_url": next_url,
+        "failed": failed,
         "count_url": count_url,
         "first_page": cursor is None,
         "build": build_sentence() if scanned and cursor is None else None,
@@ -135,6 +145,7 @@ def active_filters(kept: dict[str, str]) -> list[dict[str, str]]:
         ("principal", "principal {}"),
         ("q", "title or id contains “{}”"),
         ("label", "label {}"),
+        ("failed", "with failed tool calls"),
     ):
         if kept.get(name):
             shown.append({"label": words.format(kept[name]), "clear_url": without(name)})
@@ -146,11 +157,16 @@ def active_filters(kept: dict[str, str]) -> list[dict[str, str]]:
 
 
 def _count(
-    request: HttpRequest, session_filter: queries.SessionFilter, label: Label | None
+    request: HttpRequest,
+    session_filter: queries.SessionFilter,
+    label: Label | None,
+    failed: listparams.FailedFilter | None = None,
 ) -> HttpResponse:
     """The capped count of a filter no index serves, fetched after the page."""
     try:
-        if label is not None:
+        if failed is not None:
+            count, capped = queries.count_among(failed.ids, session_filter)
+        elif label is not None:
             count, capped = queries.count_among(labels.session_ids_with(label), session_filter)
         else:
             count, capped = queries.count_sessions_limited(session_filter)

@@ -19,9 +19,11 @@ from django.views.decorators.vary import vary_on_headers
 
 from sessions_admin import clock, params, sqlhelpers
 from sessions_admin.access import staff_view
-from sessions_admin.ourdata.rollups import calls, errors, figures
+from sessions_admin.charts import Point, bar_chart
+from sessions_admin.ourdata.rollups import calls, errors, failures, figures
 from sessions_admin.ourdata.rollups.figures import Scope, parse_window
 from sessions_admin.views.figures import (
+    bucket_label,
     link_tools,
     permalink,
     sync_context,
@@ -38,7 +40,7 @@ def _text(query: Any, name: str) -> str | None:
     return params.text(query, name, max_chars=MAX_PARAM)
 
 
-def _scope(query: Any) -> Scope:
+def scope_from(query: Any) -> Scope:
     return Scope(target=_text(query, "target"), profile=_text(query, "profile"))
 
 
@@ -47,7 +49,7 @@ def _scope(query: Any) -> Scope:
 @staff_view(needs_store=False)
 def tool_list(request: HttpRequest) -> HttpResponse:
     window = parse_window(request.GET.get("window"), clock.now_ms())
-    scope = _scope(request.GET)
+    scope = scope_from(request.GET)
     sort = _sort_key(request.GET.get("sort"))
     kept = {k: v for k, v in (("target", scope.target), ("profile", scope.profile)) if v}
     context: dict[str, Any] = {
@@ -155,7 +157,7 @@ def call_filter_from(tool: str, query: Any) -> calls.CallFilter:
     until = _text(query, "until")
     return calls.CallFilter(
         tool=tool,
-        scope=_scope(query),
+        scope=scope_from(query),
         errors=query.get("errors") == "1",
         slow_ms=settings.SLOW_TOOL_CALL_MS if query.get("slow") == "1" else None,
         since_ms=parse_datetime_param("since", since) if since else None,
@@ -206,17 +208,36 @@ def _group_calls(side, call_filter: calls.CallFilter, what: str) -> dict[str, An
     }
 
 
+#: Error groups a tool's page lists; the smaller ones are counted below the table.
+SHOWN_GROUPS = 25
+
+
 def _error_groups(side, call_filter: calls.CallFilter, kept: dict[str, str]) -> dict[str, Any]:
     found = calls.error_groups(side, call_filter)
     base = {k: v for k, v in kept.items() if k not in ("errors", "what")}
+    hidden = found.groups[SHOWN_GROUPS:]
     return {
         "groups": [
             (group, "?" + urlencode({**base, "errors": "1", "what": group.what}))
-            for group in found.groups
+            for group in found.groups[:SHOWN_GROUPS]
         ],
+        "hidden_groups": len(hidden),
+        "hidden_calls": sum(g.count for g in hidden),
         "scanned": found.scanned,
         "cut": found.cut,
     }
+
+
+#: The window of a tool page's failures chart.
+CHART_WINDOW = "30d"
+
+
+def _failure_chart(side, tool: str, scope: Scope):
+    """Failed calls per day over the last 30 days, from the tool cells (every call)."""
+    window = parse_window(CHART_WINDOW, clock.now_ms())
+    series = failures.failures_per_bucket(side, tool, window, scope)
+    points = [Point(bucket_label(bucket, window.grain), errors) for bucket, _, errors in series]
+    return bar_chart(f"Failed calls per day, {window.label} (UTC)", "failed calls", points)
 
 
 #: The query parameters that make up a shareable view of a tool's calls.
@@ -255,6 +276,7 @@ def tool_detail(request: HttpRequest, name: str) -> HttpResponse:
                 context.update(_calls_page(side, call_filter, cursor, kept))
             if cursor is None and not request.htmx:
                 context["error_groups"] = _error_groups(side, call_filter, kept)
+                context["failure_chart"] = _failure_chart(side, name, call_filter.scope)
             context.update(
                 known=bool(context["rows"]) or calls.known_tool(side, name),
                 count_cap=sqlhelpers.COUNT_CAP,

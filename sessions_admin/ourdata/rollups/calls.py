@@ -18,6 +18,7 @@ from sessions_admin import sqlhelpers
 from sessions_admin.ourdata.rollups.errors import what_failed
 from sessions_admin.ourdata.rollups.figures import Scope
 from sessions_admin.ourdata.rollups.schema import HEAD_CHARS, TOOL_KEY, call_names
+from sessions_admin.ourdata.sidedb import read_id
 from sessions_admin.params import MAX_SQLITE_INT, BadParameter
 from sessions_admin.store import feed
 
@@ -180,6 +181,18 @@ def failed_by_session(side: sqlite3.Connection, session_ids: list[str]) -> dict[
         ids,
     ).fetchall()
     return {sid: count for sid, count in rows}
+
+
+def failed_session_ids(side: sqlite3.Connection) -> list[str]:
+    """Every session with at least one failed call, as of the last pass (the list's
+    ``?failed=1``): one walk of the failed calls' partial index."""
+    return [
+        read_id(sid)
+        for (sid,) in side.execute(
+            "SELECT session_id FROM rollup_session WHERE key IN (SELECT session FROM "
+            "rollup_call INDEXED BY rollup_call_session_failed WHERE failed)"
+        )
+    ]
 
 
 #: A tool's failures are grouped over at most this many of its latest failed calls

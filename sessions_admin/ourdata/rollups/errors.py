@@ -20,6 +20,7 @@ they are: ``ETIMEDOUT: request timed out after 5000 ms`` and ``... after
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 
@@ -88,6 +89,8 @@ def _is_word_code(token: str) -> bool:
     return token == token.upper() and not _HEXISH.fullmatch(token)
 
 
+@functools.lru_cache(maxsize=16_384)
 def what_failed(result_head: str | None) -> str:
-    """The group a failed call belongs to: its error text, normalised."""
+    """The group a failed call belongs to: its error text, normalised (remembered: the
+    same heads come back on every page of groups)."""
     return normalise(error_text(result_head))
