@@ -149,9 +149,13 @@ def test_the_export_carries_the_earlier_verdicts(queue):
     verdict(alice, queue, "fail")
     response = alice.get(f"/reviews/{queue.pk}/export/?format=csv")
     rows = list(csv.DictReader(io.StringIO(b"".join(response.streaming_content).decode())))
-    (earlier,) = json.loads(rows[0]["earlier_verdicts"])
+    assert rows[0]["earlier_verdicts"].startswith("verdict pass, reviewer alice, ")
+    assert rows[0]["by_manager"] == "false"
+    response = alice.get(f"/reviews/{queue.pk}/export/?format=jsonl")
+    (earlier,) = json.loads(b"".join(response.streaming_content).splitlines()[0])[
+        "earlier_verdicts"
+    ]
     assert (earlier["verdict"], earlier["reviewer"]) == ("pass", "alice")
-    assert rows[0]["by_manager"] == "False"
 
 
 @STORE_DB

@@ -187,11 +187,22 @@ def test_the_export_has_each_item_with_verdict_notes_and_labels(sessions, annota
         "annotator",
         "'=HYPERLINK(1)",
     )
-    assert json.loads(first["labels"]) == ["bad"]
-    assert json.loads(first["notes"])[0]["text"] == "line\nbreak"
+    assert first["labels"] == "bad" and first["position"] == "1"
+    assert [row["position"] for row in rows] == ["1", "2", "3"]
+    assert first["notes"].startswith("a, ") and first["notes"].endswith(
+        " on message 4: line\nbreak"
+    )
+    assert (first["title"], first["target"], first["principal"]) == (
+        "a session",
+        "ops.pager",
+        "user:alice",
+    )
+    assert first["link"] == "http://testserver/sessions/sess_2/"
+    assert first["session_deleted"] == first["by_manager"] == "false"
     response = annotator_client.get(f"/reviews/{queue.pk}/export/?format=jsonl")
     lines = [json.loads(line) for line in b"".join(response.streaming_content).splitlines()]
     assert lines[0]["notes"][0]["message_id"] == 4 and lines[1]["verdict"] == ""
+    assert lines[0]["position"] == 1 and lines[0]["labels"] == ["bad"]
     bad = annotator_client.get(f"/reviews/{queue.pk}/export/?format=xml")
     assert bad.status_code == 400 and "format" in bad.content.decode()
 

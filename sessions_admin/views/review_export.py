@@ -1,10 +1,14 @@
-"""``/reviews/<id>/export/?format=csv|jsonl``: each item of a queue with its session id,
+"""``/reviews/<id>/export/?format=csv|jsonl``: each item of a queue with its position
+(from 1, as the page numbers them), session id, title, target, principal and link,
 verdict, reviewer, times, verdict text, the verdicts it replaced, and the session's
 notes and labels.
 
 Streamed a chunk of items at a time (a queue holds up to 10,000), each chunk's
-notes and labels read in one query each. A CSV cell a spreadsheet would run
-as a formula (``=``, ``+``, ``-``, ``@`` first) gets a leading ``'``.
+sessions, notes and labels read in one query each. JSON Lines keeps notes,
+labels and earlier verdicts as lists; the CSV is flat for a spreadsheet: notes
+one per line in their cell, labels comma-separated, ``true``/``false``, and a
+cell a spreadsheet would run as a formula (``=``, ``+``, ``-``, ``@`` first)
+gets a leading ``'``.
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from django.http import Http404, HttpRequest, StreamingHttpResponse
@@ -21,15 +25,21 @@ from django.views.decorators.http import require_safe
 
 from sessions_admin import params
 from sessions_admin.access import staff_view
+from sessions_admin.ids import session_url
 from sessions_admin.ourdata.review import labels, notes
 from sessions_admin.ourdata.review.models import ReviewItem, ReviewQueue
 from sessions_admin.ourdata.review.queues import queue_of_store
 from sessions_admin.ourdata.review.verdicts import earlier_record
+from sessions_admin.store.queries import SessionFilter, SessionRow, rows_matching
 
 EXPORT_CHUNK = 500
 COLUMNS = (
     "position",
     "session_id",
+    "title",
+    "target",
+    "principal",
+    "link",
     "verdict",
     "reviewer",
     "reviewed_at",
@@ -49,8 +59,11 @@ def _time(value: Any) -> str | None:
     return value.isoformat() if value is not None else None
 
 
-def item_records(queue: ReviewQueue) -> Iterator[dict[str, Any]]:
-    """Every item of the queue as a record, by position, with its session's notes and labels."""
+def item_records(
+    queue: ReviewQueue, link: Callable[[str], str] = session_url
+) -> Iterator[dict[str, Any]]:
+    """Every item of the queue as a record, by position, with its session's row (empty
+    once deleted), notes and labels; ``link`` makes a session's URL."""
     after = -1
     while True:
         chunk = list(
@@ -64,10 +77,19 @@ def item_records(queue: ReviewQueue) -> Iterator[dict[str, Any]]:
         ids = [item.session_id for item in chunk]
         noted = notes.notes_of_sessions(ids)
         labelled = labels.labels_of_sessions(ids)
+        rows = {
+            row.id: row
+            for row in map(SessionRow.from_db, rows_matching(ids, SessionFilter()).values())
+        }
         for item in chunk:
+            row = rows.get(item.session_id)
             yield {
-                "position": item.position,
+                "position": item.position + 1,
                 "session_id": item.session_id,
+                "title": row.title if row else None,
+                "target": row.target_key if row else None,
+                "principal": row.principal_id if row else None,
+                "link": link(item.session_id),
                 "verdict": item.verdict,
                 "reviewer": item.reviewer.get_username() if item.reviewer else None,
                 "reviewed_at": _time(item.reviewed_at),
@@ -91,9 +113,28 @@ def item_records(queue: ReviewQueue) -> Iterator[dict[str, Any]]:
         after = chunk[-1].position
 
 
-def _cell(value: Any) -> str:
-    if isinstance(value, list):
-        value = json.dumps(value, ensure_ascii=False)
+def _note_line(note: dict[str, Any]) -> str:
+    where = f" on message {note['message_id']}" if note["message_id"] is not None else ""
+    return f"{note['author']}, {note['at']}{where}: {note['text']}"
+
+
+def _earlier_line(earlier: dict[str, Any]) -> str:
+    return ", ".join(f"{key} {value}" for key, value in earlier.items() if value not in (None, ""))
+
+
+#: How the CSV writes a list column: one cell of text.
+_FLAT = {
+    "notes": lambda notes: "\n".join(_note_line(n) for n in notes),
+    "labels": ", ".join,
+    "earlier_verdicts": lambda found: "\n".join(_earlier_line(e) for e in found),
+}
+
+
+def _cell(name: str, value: Any) -> str:
+    if name in _FLAT:
+        value = _FLAT[name](value)
+    if isinstance(value, bool):
+        return "true" if value else "false"
     text = "" if value is None else str(value)
     return "'" + text if text.startswith(_FORMULA_START) else text
 
@@ -103,7 +144,7 @@ def as_csv(records: Iterator[dict[str, Any]]) -> Iterator[str]:
     writer = csv.writer(buffer)
     writer.writerow(COLUMNS)
     for record in records:
-        writer.writerow([_cell(record[name]) for name in COLUMNS])
+        writer.writerow([_cell(name, record[name]) for name in COLUMNS])
         yield buffer.getvalue()
         buffer.seek(0)
         buffer.truncate()
@@ -122,7 +163,7 @@ def review_export(request: HttpRequest, queue_id: int) -> StreamingHttpResponse:
     queue = queue_of_store(queue_id)
     if queue is None:
         raise Http404(f"No review queue {queue_id} for this store.")
-    records = item_records(queue)
+    records = item_records(queue, lambda sid: request.build_absolute_uri(session_url(sid)))
     lines = as_csv(records) if fmt == "csv" else as_jsonl(records)
     content_type = "text/csv; charset=utf-8" if fmt == "csv" else "application/x-ndjson"
     response = StreamingHttpResponse(lines, content_type=content_type)
