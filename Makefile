@@ -16,7 +16,8 @@ MANAGE := $(ENV) $(PY) manage.py
 run: setup demo migrate staff ## Set up, then serve the dashboard on 127.0.0.1:$(PORT) while the index builds
 	$(MANAGE) collectstatic --noinput --verbosity 0 --skip-checks
 	$(MANAGE) check
-	@echo "Serving on http://127.0.0.1:$(PORT)/  (store: $(HOST_HOME)/data/agents/store.db); the side index syncs in the background"
+	@echo "Python: $$($(PY) -c 'import sys; print(sys.version.split()[0], "at", sys.executable)') (set PYTHON= before the first run to choose)"
+	@echo "Serving on http://127.0.0.1:$(PORT)/  (store: $(HOST_HOME)/data/agents/store.db; PORT=8001 make run serves on another port); the side index syncs in the background"
 	DJANGO_LOG_FORMAT=$${DJANGO_LOG_FORMAT:-text} $(ENV) scripts/serve-with-sync $(PY) \
 	  $(PY) manage.py runserver 127.0.0.1:$(PORT) --skip-checks
 

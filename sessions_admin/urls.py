@@ -31,6 +31,7 @@ from sessions_admin.views import (
     export,
     failures,
     health,
+    login,
     notes,
     overview,
     principals,
@@ -80,13 +81,7 @@ SESSION_PAGES = SessionPages(
 urlpatterns = [
     path("", overview.overview, name="overview"),
     path("healthz", health.healthz, name="healthz"),  # the one page without a login
-    path(
-        "login/",
-        auth_views.LoginView.as_view(
-            template_name="registration/login.html", redirect_authenticated_user=True
-        ),
-        name="login",
-    ),
+    path("login/", login.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("sessions/", sessions.session_list, name="sessions"),
     path("targets/", sessions.targets, name="targets"),
