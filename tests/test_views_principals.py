@@ -264,3 +264,28 @@ def test_the_list_marks_a_binary_or_undecodable_principal_and_links_only_real_te
     assert html.count("(binary or not valid UTF-8)") == 2
     assert "/principals/A%EF%BF%BD/" not in html and "/principals/%EF%BF%BD%EF%BF%BD/" not in html
     assert "/principals/real%20%EF%BF%BD%20text/" in html  # valid text with U+FFFD: linked
+
+
+def test_the_receipt_reads_as_one_sentence_with_its_reference_and_review_records(store, eraser):
+    world = E.build(store)
+    from sessions_admin.ourdata.review.models import Label, Note, SessionLabel
+
+    Note.objects.create(session_id=world.alice[0], message_id=None, text="x", author_name="a")
+    SessionLabel.objects.create(session_id=world.alice[1], label=Label.objects.create(name="l"))
+    response = eraser.post(
+        ERASE_URL, {"confirm": "erase 3 sessions of user:alice", "reference": "DSR-2291"}
+    )
+    assert run_pending_jobs() == 1
+    html = eraser.get(response["Location"]).content.decode()
+    sentence = re.search(r'<p class="receipt-sentence">(.*?)</p>', html, re.S).group(1)
+    assert sentence.startswith("All data of user:alice held by this dashboard")
+    assert "3 conversations" in sentence and "1 review note" in sentence and "1 label" in sentence
+    assert re.search(r" at \d\d:\d\d:\d\d UTC", sentence)
+    assert "DSR-2291" in html and "what it is" in html
+    assert not re.search(r"\d\d:\d\d:\d\d\.\d{6}", html)  # times to the second
+    document = json.loads(eraser.get(response["Location"] + "?format=json").content)
+    jsonschema.validate(document, SCHEMA)
+    assert document["reference"] == "DSR-2291"
+    assert document["review_records"] == {"notes": 1, "labels": 1, "queue_items_marked": 0}
+    too_long = eraser.post(ERASE_URL, {"confirm": "x", "reference": "r" * 201})
+    assert too_long.status_code == 400 and b"reference" in too_long.content

@@ -25,7 +25,7 @@ from sessions_admin.deletion.audit import check_writable, start_audit
 from sessions_admin.deletion.results import Actor
 from sessions_admin.deletion.worker import run_now
 from sessions_admin.ourdata.audit import DeletionAudit
-from sessions_admin.ourdata.erasures import Erasure, shown_principal
+from sessions_admin.ourdata.erasures import REFERENCE_CHARS, Erasure, shown_principal
 from sessions_admin.ourdata.jobs import Job
 from sessions_admin.ourdata.storeids import encode_id
 from sessions_admin.store.connection import StoreError
@@ -68,12 +68,15 @@ def unfinished_erasure(principal: str) -> Erasure | None:
     )
 
 
-def request_erasure(principal: str, *, actor: Actor, confirm: str | None = None) -> Erasure:
+def request_erasure(
+    principal: str, *, actor: Actor, confirm: str | None = None, reference: str = ""
+) -> Erasure:
     """Record the erasure of ``principal`` as a job for the worker; returns its receipt.
 
     ``confirm`` must equal :func:`erasure_phrase` for the count the store holds
-    now (None: the caller confirmed otherwise, ``--yes``). An erasure of the
-    same principal still under way is returned instead of a second one.
+    now (None: the caller confirmed otherwise, ``--yes``); ``reference`` names the
+    request it answers (a ticket). An erasure of the same principal still under
+    way is returned instead of a second one.
     """
     if not isinstance(principal, str) or principal == "":
         raise StoreError("An erasure needs a principal: the empty one names no person.")
@@ -106,15 +109,18 @@ def request_erasure(principal: str, *, actor: Actor, confirm: str | None = None)
             user=user,
             principal=shown,
             principal_key=encode_id(principal),
+            reference=reference[:REFERENCE_CHARS],
             status=Erasure.Status.QUEUED,
             job=job,
             audit_id=audit.pk,
         )
 
 
-def erase_principal(principal: str, *, actor: Actor, confirm: str | None = None) -> Erasure:
+def erase_principal(
+    principal: str, *, actor: Actor, confirm: str | None = None, reference: str = ""
+) -> Erasure:
     """Erase ``principal`` in this process (the command line); returns the final receipt."""
-    receipt = request_erasure(principal, actor=actor, confirm=confirm)
+    receipt = request_erasure(principal, actor=actor, confirm=confirm, reference=reference)
     run_now(receipt.job)
     receipt.refresh_from_db()
     return receipt

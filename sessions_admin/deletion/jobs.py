@@ -19,6 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from django.db import transaction
+from django.db.models import F
 from django.utils import timezone
 
 from sessions_admin.deletion import bulk
@@ -340,8 +341,14 @@ def _settle_batch(run: Run) -> None:
         present = {exact_key(sid) for sid in existing_session_ids(ids)}
         left = [sid for sid in ids if exact_key(sid) not in present]
         # What cascade_delete does after a commit, which the dead run may not have reached.
-        review_forget.forget_sessions(left)
-        if not run.erasing:
+        forgotten = review_forget.forget_sessions(left)
+        if run.erasing:  # the receipt counts what the review records lost here too
+            Erasure.objects.filter(job=job).update(
+                notes=F("notes") + forgotten.notes,
+                labels=F("labels") + forgotten.labels,
+                review_items=F("review_items") + forgotten.items,
+            )
+        else:
             forget_sessions(left)
     _add_counts(job, gone)
     job.cursor = inflight["first"] - 1

@@ -87,7 +87,8 @@ def verify(principal: object, gone: list) -> Left:
 
 def _forget_ours(principal: object, gone: list, receipt: Erasure) -> int:
     """The side index, rollups, review records and audit rows forget the erased ids and
-    whatever the side data still files under the principal; returns audit rows changed."""
+    whatever the side data still files under the principal; returns audit rows changed
+    (the review records forgotten are added to the receipt)."""
     leftover = gone_ids(side_session_ids(principal)) if isinstance(principal, str) else []
     # A sync pass may hold the side database a while: the receipt waits for it, since
     # verification would otherwise find the index entries left.
@@ -95,9 +96,18 @@ def _forget_ours(principal: object, gone: list, receipt: Erasure) -> int:
         if forget_sessions([*gone, *leftover]):
             break
         time.sleep(1 + attempt)
-    count_forgotten(review_forget.forget_sessions(gone))
+    forgotten = review_forget.forget_sessions(gone)
+    count_forgotten(forgotten)
+    add_review_counts(receipt, forgotten)
     texts = [sid for sid in gone if isinstance(sid, str)]
     return forget_session_ids(texts, f"erasure {receipt.pk}")
+
+
+def add_review_counts(receipt: Erasure, forgotten: review_forget.Forgotten) -> None:
+    """What one forgetting took from our review records, added to the receipt's counts."""
+    receipt.notes += forgotten.notes
+    receipt.labels += forgotten.labels
+    receipt.review_items += forgotten.items
 
 
 def _describe(job: Job, left: Left) -> str:

@@ -25,6 +25,9 @@ from sessions_admin.ourdata.storeids import ExactJSONField, encode_id
 from sessions_admin.ourdata.storename import STORE_NAME_CHARS, OfThisStore, current_store
 
 #: The kinds a receipt counts and verifies, in the order pages show them.
+#: The longest request reference a receipt keeps.
+REFERENCE_CHARS = 200
+
 KINDS = (
     ("sessions", "sessions"),
     ("messages", "messages"),
@@ -101,6 +104,13 @@ class Erasure(models.Model):
     job = models.OneToOneField(
         Job, null=True, blank=True, on_delete=models.SET_NULL, related_name="receipt"
     )
+    #: The request this erasure answers (a ticket, a letter), as staff gave it; optional.
+    reference = models.CharField(max_length=REFERENCE_CHARS, blank=True)
+    #: Review records about the erased sessions that went with them: notes deleted,
+    #: labels taken off, queue items marked as deleted (their verdict text cleared).
+    notes = models.PositiveBigIntegerField(default=0)
+    labels = models.PositiveBigIntegerField(default=0)
+    review_items = models.PositiveBigIntegerField(default=0)
     #: Another receipt this run found nothing new beyond ("nothing left to erase").
     see_receipt = models.PositiveBigIntegerField(null=True, blank=True)
 
@@ -133,6 +143,12 @@ class Erasure(models.Model):
             "finished_at": _utc(self.finished_at),
             "erased": {**self.counts(), "frame_bytes": self.frame_bytes},
             "verification": {kind: int(self.verification.get(kind, 0)) for kind, _ in KINDS},
+            "reference": self.reference,
+            "review_records": {
+                "notes": self.notes,
+                "labels": self.labels,
+                "queue_items_marked": self.review_items,
+            },
             "appeared_during_erasure": self.appeared,
             "session_ids_sha256": self.ids_sha256,
             "detail": self.detail,

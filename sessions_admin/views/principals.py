@@ -24,10 +24,12 @@ from __future__ import annotations
 
 import time
 from dataclasses import replace
+from datetime import UTC
 from urllib.parse import urlencode
 
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, render
+from django.template.defaultfilters import filesizeformat
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
@@ -38,7 +40,7 @@ from sessions_admin.deletion import Actor
 from sessions_admin.deletion.erasure import StalePhrase, erasure_phrase, request_erasure
 from sessions_admin.ids import PRINCIPALS_PREFIX, QUERY_FORM_MARKER, principal_url
 from sessions_admin.ourdata.audit import audits_naming
-from sessions_admin.ourdata.erasures import KINDS, Erasure
+from sessions_admin.ourdata.erasures import KINDS, REFERENCE_CHARS, Erasure
 from sessions_admin.ourdata.index.search import SearchQuery, search
 from sessions_admin.ourdata.principals import PrincipalTotals
 from sessions_admin.ourdata.principals import principal_list as read_principals
@@ -196,7 +198,12 @@ def erase(request: HttpRequest, principal: str) -> HttpResponse:
     try:
         # Recorded, not run: the worker beside the server carries it out, and the
         # receipt page follows it.
-        receipt = request_erasure(principal, actor=Actor.of(request.user), confirm=confirm)
+        receipt = request_erasure(
+            principal,
+            actor=Actor.of(request.user),
+            confirm=confirm,
+            reference=text(request.POST, "reference", max_chars=REFERENCE_CHARS) or "",
+        )
     except StalePhrase as refused:
         context = {**_page_context(request, principal), "refusal": refused.message}
         return render(request, PAGE_TEMPLATE, context, status=400)
@@ -226,18 +233,67 @@ def erasure_receipt(request: HttpRequest, pk: int) -> HttpResponse:
         response["Content-Disposition"] = f'inline; filename="erasure-{receipt.pk}.json"'
         return response
     kinds = [
-        (label, receipt.counts()[kind], int(receipt.verification.get(kind, 0)))
+        (label, receipt.counts()[kind], int(receipt.verification.get(kind, 0)), KIND_MEANING[kind])
         for kind, label in KINDS
     ]
     context = {
         "receipt": receipt,
         "kinds": kinds,
+        "sentence": plain_sentence(receipt) if not running else "",
         "verified": bool(receipt.verification),
         "principal_url": principal_url(receipt.principal),
         "json_url": f"{reverse('erasure', args=[receipt.pk])}?format=json",
         **_progress_context(receipt),
     }
     return render(request, RECEIPT_TEMPLATE, context)
+
+
+#: What each kind of the receipt is, in words a compliance officer reads.
+KIND_MEANING = {
+    "sessions": "conversations in the runtime's store",
+    "messages": "what was said and done in them, tool calls and their results included",
+    "state_rows": "values the runtime kept for each conversation",
+    "frame_dirs": "folders of per-request activity logs on disk",
+    "index_entries": "the dashboard's search index: one per conversation and one per message",
+    "rollup_rows": "the dashboard's figures: counts per tool, day and person",
+    "our_records": (
+        "rows of the dashboard's deletion log that named these conversations: "
+        "the rows stay (they prove deletes), the conversation ids are taken out"
+    ),
+}
+
+
+def _counted(n: int, one: str, many: str | None = None) -> str:
+    return f"{n:,} {one if n == 1 else (many or one + 's')}"
+
+
+def plain_sentence(receipt: Erasure) -> str:
+    """The receipt in one sentence: what was erased, when, and whether anything remains."""
+    when = receipt.finished_at or receipt.started_at
+    moment = when.astimezone(UTC).strftime("%-d %b %Y at %H:%M:%S UTC")
+    what = ", ".join(
+        [
+            _counted(receipt.sessions, "conversation"),
+            _counted(receipt.messages, "message"),
+            _counted(receipt.state_rows, "state value"),
+            _counted(receipt.frame_dirs, "activity-log folder")
+            + f" ({filesizeformat(receipt.frame_bytes)})",
+            f"their entries in the dashboard's search index and figures"
+            f" ({receipt.index_entries + receipt.rollup_rows:,})",
+            _counted(receipt.notes, "review note"),
+            _counted(receipt.labels, "label"),
+        ]
+    )
+    who = f"{receipt.principal} held by this dashboard for the store {receipt.store_name}"
+    if receipt.status == Erasure.Status.REFUSED:
+        return f"Nothing of {who} was erased ({moment}): {receipt.detail or 'refused'}."
+    if receipt.status == Erasure.Status.OK:
+        checked = "nothing of it was found when everything was read again afterwards"
+        return f"All data of {who} was erased on {moment}: {what}; {checked}."
+    return (
+        f"Part of the data of {who} was erased by {moment}: {what}. Some remains: "
+        f"{receipt.detail or 'see the verification below'}; erasing again finishes it."
+    )
 
 
 def _progress_context(receipt: Erasure) -> dict:

@@ -95,6 +95,8 @@ def all_screens(s: Samples) -> list[Screen]:
         Screen("principals", "/principals/"),
         Screen("principal", principal_url(s.principal)),
         Screen("tools", "/tools/"),
+        Screen("failures", "/failures/?window=all"),
+        Screen("sessions-failed", "/sessions/?failed=1"),
         Screen("tool", f"/tools/{quote(s.tool)}/"),
         Screen("tool-errors", f"/tools/{quote(s.tool)}/?errors=1"),
         Screen("frames-orphans", "/frames/orphans/"),

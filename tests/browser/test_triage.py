@@ -5,49 +5,10 @@ from __future__ import annotations
 
 from urllib.parse import parse_qs, urlsplit
 
-import pytest
-
-from sessions_admin import clock
 from sessions_admin.ids import principal_url
-from sessions_admin.ourdata import sync
 from tests.conftest import STORE_DB
 
 DAY = 86_400_000
-
-
-def failure(code: str, message: str) -> dict:
-    return {"ok": False, "error": {"code": code, "message": message}}
-
-
-@pytest.fixture
-def triage_store(store, settings, tmp_path, monkeypatch):
-    """Two sessions: one with three failed http.get calls (two alike), one with none."""
-    settings.VAR_DIR = tmp_path / "var"
-    bad = store.add_session("sess_bad", title="flaky", principal="user:carol", last_active=9)
-    good = store.add_session("sess_good", title="fine", principal="user:dan", last_active=8)
-    now = 1_700_000_000_000
-    results = [
-        ("http.get", failure("ETIMEDOUT", "timed out after 5000 ms"), bad),
-        ("http.get", failure("ETIMEDOUT", "timed out after 3000 ms"), bad),
-        ("http.get", failure("ECONNREFUSED", "connection refused by 10.0.0.7"), bad),
-        ("http.get", {"ok": True}, bad),
-        *[("sql.query", {"ok": True}, good) for _ in range(9)],
-        ("sql.query", failure("SQLITE_BUSY", "database is locked"), good),
-    ]
-    for n, (tool, result, sid) in enumerate(results):
-        store.add_message(
-            sid,
-            "tool",
-            "",
-            ts=now + n * 60_000,
-            tool_name=tool,
-            tool_call_id=f"c{n}",
-            tool_result=result,
-            tool_duration_ms=10 * (n + 1),
-        )
-    sync.sync_once()
-    monkeypatch.setattr(clock, "now_ms", lambda: now + DAY)
-    return store
 
 
 @STORE_DB

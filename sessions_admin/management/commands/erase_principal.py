@@ -58,6 +58,11 @@ class Command(BaseCommand):
         parser.add_argument("principal", help="the principal id, exactly as the store holds it")
         parser.add_argument("--yes", action="store_true", help="do not ask for the phrase")
         parser.add_argument("--receipt", metavar="FILE", help="also write the receipt's JSON here")
+        parser.add_argument(
+            "--reference",
+            default="",
+            help="the request this answers (a ticket), shown on the receipt",
+        )
 
     def handle(self, *args, **options) -> None:
         principal = exact_principal(options["principal"])
@@ -70,7 +75,10 @@ class Command(BaseCommand):
             )
             confirm = None if options["yes"] else self._ask(principal, found.counts.sessions)
             receipt = erase_principal(
-                principal, actor=command_actor("erase_principal"), confirm=confirm
+                principal,
+                actor=command_actor("erase_principal"),
+                confirm=confirm,
+                reference=options["reference"].replace("\x00", ""),
             )
         except StoreError as exc:
             raise CommandError(exc.message) from exc

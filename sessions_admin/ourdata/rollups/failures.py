@@ -137,8 +137,10 @@ def failed_call_sessions(
     a review queue's source keeps the first of each)."""
     extra, params = scope.call_where()
     since = window.start_ms
-    where = "c.failed" + ("" if since is None else " AND c.ts >= ?") + extra.replace(
-        "place IN", "c.place IN"
+    where = (
+        "c.failed"
+        + ("" if since is None else " AND c.ts >= ?")
+        + extra.replace("place IN", "c.place IN")
     )
     args: list[object] = ([] if since is None else [since]) + list(params)
     for (sid,) in side.execute(
