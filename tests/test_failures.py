@@ -164,7 +164,9 @@ def test_the_session_list_filters_sessions_with_failed_calls(
     store.add_session("quiet")
     page = staff_client.get("/sessions/?failed=1").content.decode()
     assert "bad-1" in page and "bad-2" in page and "fine" not in page and "quiet" not in page
-    assert "2 sessions." in page and "with failed tool calls" in page
+    assert "with failed tool calls" in page and "count=1" in page  # counted after the rows
+    whole = staff_client.get("/sessions/?failed=1&count=1", HTTP_HX_REQUEST="true")
+    assert b"2 sessions" in whole.content
     narrowed = staff_client.get("/sessions/?failed=1&q=2").content.decode()
     assert "bad-2" in narrowed and "bad-1" not in narrowed
     counted = staff_client.get("/sessions/?failed=1&q=bad&count=1", HTTP_HX_REQUEST="true")
@@ -233,3 +235,59 @@ def test_review_these_is_offered_on_every_list_that_feeds_a_queue(
         assert response.status_code == 200, response.content[:300]
         page = response.content.decode()
         assert all(sid in page for sid in expected) and "fine" not in page, source
+
+
+@STORE_DB
+@hsettings(
+    max_examples=20,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    before=st.lists(st.tuples(st.integers(0, 7), st.booleans()), max_size=20),
+    after=st.lists(st.tuples(st.integers(0, 7), st.booleans()), max_size=8),
+    sort=st.sampled_from(["-last_active", "last_active", "-created_at", "-turn_count"]),
+    limit=st.integers(1, 4),
+)
+def test_the_failed_list_from_the_index_equals_the_exact_reading(
+    store, settings, tmp_path, before, after, sort, limit
+):
+    """Calls before a sync and after it (the runtime appending meanwhile): every page the
+    side index walks equals the exact page read among the rollups' failed sessions."""
+    from sessions_admin.lists.sessions import failed_page, failed_session_ids, index_page
+    from sessions_admin.store.queries import SessionFilter
+
+    settings.VAR_DIR = tmp_path / "var"
+    with store.connect() as conn:
+        conn.executescript(
+            "DELETE FROM session_messages; DELETE FROM session_state; DELETE FROM sessions;"
+        )
+    now = clock.now_ms()
+
+    def add(calls, n0):
+        with store.connect() as conn:
+            known = {row[0] for row in conn.execute("SELECT id FROM sessions")}
+        for n, (which, failed) in enumerate(calls):
+            sid = f"s{which}"
+            if sid not in known:
+                known.add(sid)
+                store.add_session(sid, created_at=now - which * HOUR, last_active=now - HOUR)
+            result = '{"error": "x"}' if failed else '{"ok": true}'
+            store.add_message(
+                sid, "tool", "", ts=now + n0 + n, tool_name="t", tool_call_id=f"c{n0 + n}",
+                tool_result=result,
+            )  # fmt: skip
+
+    add(before, 0)
+    sync.sync_once()
+    add(after, 1000)  # newer than the pass: read from the store, kept if the rollups say so
+    filter_ = SessionFilter()
+    cursor = None
+    for _ in range(10):
+        walked = index_page(filter_, sort, cursor, limit=limit, failed=True)
+        assert walked is not None
+        exact = failed_page(failed_session_ids(), filter_, sort, cursor, limit=limit)
+        assert [r.id for r in walked.rows] == [r.id for r in exact.rows]
+        if exact.next_cursor is None:
+            break
+        cursor = exact.next_cursor

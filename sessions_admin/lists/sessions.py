@@ -20,9 +20,11 @@ def index_page(
     cursor: Cursor | None,
     *,
     limit: int = queries.PAGE_SIZE,
+    failed: bool = False,
 ) -> queries.SessionPage | None:
-    """A list page whose ids the side index chose, read back from the store and
-    checked again; ``None`` when the index cannot serve this filter now.
+    """A list page whose ids the side index chose (``failed``: among the sessions
+    with a failed call), read back from the store and checked again; ``None`` when
+    the index cannot serve this filter now.
 
     A session the runtime deleted or changed since the last pass is skipped
     and the index read on, so "No sessions match" is said only where the
@@ -34,7 +36,9 @@ def index_page(
     position = cursor
     for _ in range(INDEX_READS_PER_PAGE):
         want = limit - len(rows)
-        picked = index_sessions.page_ids(session_filter, sort, position, limit=want + 1)
+        picked = index_sessions.page_ids(
+            session_filter, sort, position, limit=want + 1, failed=failed
+        )
         if picked is None:
             return None
         ids = [sid for sid, _ in picked[:want]]
@@ -82,12 +86,29 @@ class FailedUnknown(Exception):
     """The rollups cannot say which sessions have failed calls (not built, or damaged)."""
 
 
-def failed_sessions() -> tuple[list[str], int | None]:
-    """Every session with a failed tool call as of the rollups' last pass, and when that
-    pass ended (:class:`FailedUnknown` when they cannot say)."""
+def failed_synced_at() -> int | None:
+    """When the pass the ``failed`` filter answers from ended (:class:`FailedUnknown`
+    when the rollups cannot say which sessions have failed calls)."""
     try:
         with figures.reading() as side:
-            return calls.failed_session_ids(side), figures.last_sync(side).synced_at_ms
+            return figures.last_sync(side).synced_at_ms
+    except (figures.NotComputed, *sidedb.errors()) as exc:
+        raise FailedUnknown() from exc
+
+
+def failed_session_ids() -> list[str]:
+    """Every session with a failed tool call as of the rollups' last pass."""
+    try:
+        with figures.reading() as side:
+            return calls.failed_session_ids(side)
+    except (figures.NotComputed, *sidedb.errors()) as exc:
+        raise FailedUnknown() from exc
+
+
+def failed_session_count() -> int:
+    try:
+        with figures.reading() as side:
+            return calls.count_failed_sessions(side)
     except (figures.NotComputed, *sidedb.errors()) as exc:
         raise FailedUnknown() from exc
 
@@ -100,12 +121,11 @@ def failed_page(
     *,
     limit: int = queries.PAGE_SIZE,
 ) -> queries.SessionPage:
-    """A list page among the sessions with failed calls (``session_ids``), each read
-    from the store with the other filters; counted when nothing else narrows it."""
+    """A list page among the sessions with failed calls (``session_ids``: a label's
+    among them), each read from the store with the other filters: exact, and a
+    read of every one of them, which is why the list asks the side index first."""
     if not session_ids:
         return queries.SessionPage(rows=[], next_cursor=None, strategy="failed", count=0)
     page = queries.list_sessions_among(session_ids, session_filter, sort, cursor, limit=limit)
     page.strategy = "failed"
-    if cursor is None and session_filter.is_empty():
-        page.count = len(session_ids)
     return page

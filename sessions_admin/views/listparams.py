@@ -10,7 +10,7 @@ from typing import Any
 from django.utils import timezone
 
 from sessions_admin import params
-from sessions_admin.lists.sessions import FailedUnknown, failed_sessions
+from sessions_admin.lists.sessions import FailedUnknown, failed_session_ids, failed_synced_at
 from sessions_admin.ourdata.review import labels
 from sessions_admin.ourdata.review.models import Label
 from sessions_admin.params import BadParameter
@@ -63,11 +63,19 @@ def parse_message_filter(query: Any) -> MessageFilter:
 
 @dataclass
 class FailedFilter:
-    """``?failed=1``: the sessions with failed calls as of the rollups' last pass
-    (``synced_at_ms``), narrowed to a label's when one is picked too."""
+    """``?failed=1``: the sessions with a failed call as of the rollups' last pass
+    (``synced_at_ms``), a label's among them when one is picked too."""
 
-    ids: list[str]
     synced_at_ms: int | None
+    label: Label | None = None
+
+    def ids(self) -> list[str]:
+        """Every session kept, read from the rollups (a label's: intersected)."""
+        ids = failed_session_ids()
+        if self.label is not None:
+            labelled = set(labels.session_ids_with(self.label))
+            ids = [sid for sid in ids if sid in labelled]
+        return ids
 
 
 def failed_filter(query: Any, label: Label | None = None) -> FailedFilter | None:
@@ -75,14 +83,10 @@ def failed_filter(query: Any, label: Label | None = None) -> FailedFilter | None
     if not params.flag(query, "failed"):
         return None
     try:
-        ids, synced = failed_sessions()
+        return FailedFilter(failed_synced_at(), label)
     except FailedUnknown:
         raise BadParameter(
             "failed: which sessions have failed calls is known once the side index has "
             "been built (sync_index); try again when it has.",
             name="failed",
         ) from None
-    if label is not None:
-        labelled = set(labels.session_ids_with(label))
-        ids = [sid for sid in ids if sid in labelled]
-    return FailedFilter(ids, synced)

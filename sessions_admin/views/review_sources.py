@@ -113,7 +113,7 @@ def _list_sessions(query: QueryDict) -> Iterator[str]:
     cursor = None
     while True:
         if failed is not None:
-            page = failed_page(failed.ids, session_filter, sort, cursor, limit=WALK_PAGE)
+            page = failed_page(failed.ids(), session_filter, sort, cursor, limit=WALK_PAGE)
         else:
             page = labelled_page(label, session_filter, sort, cursor, limit=WALK_PAGE)
         yield from (row.id for row in page.rows)

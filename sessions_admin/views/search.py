@@ -94,7 +94,7 @@ def narrowed(
     ``failed`` is on, else to the label's."""
     if failed is None:
         return with_label(query, label)
-    return replace(query, sessions=frozenset(failed.ids))
+    return replace(query, sessions=frozenset(failed.ids()))
 
 
 def search_query(params: Any) -> SearchQuery:

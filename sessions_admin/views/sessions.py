@@ -16,6 +16,7 @@ from sessions_admin.lists.sessions import (
     counted_sessions,
     failed_calls,
     failed_page,
+    failed_session_count,
     index_page,
 )
 from sessions_admin.logs import log_time_limit_stop
@@ -65,7 +66,11 @@ def session_list(request: HttpRequest) -> HttpResponse:
     targets = queries.distinct_targets()  # for the merge and for the target menu
     failed = listparams.failed_filter(request.GET, label)
     if failed is not None:
-        page = failed_page(failed.ids, session_filter, sort, cursor)
+        # The side index walks the failed sessions in the list's order; with a label,
+        # or when the index cannot serve now, every failed session is read (exact).
+        page = index_page(session_filter, sort, cursor, failed=True) if label is None else None
+        if page is None:
+            page = failed_page(failed.ids(), session_filter, sort, cursor)
     elif label is not None:
         page = labelled_page(label, session_filter, sort, cursor)
     else:
@@ -164,8 +169,10 @@ def _count(
 ) -> HttpResponse:
     """The capped count of a filter no index serves, fetched after the page."""
     try:
-        if failed is not None:
-            count, capped = queries.count_among(failed.ids, session_filter)
+        if failed is not None and label is None and session_filter.is_empty():
+            count, capped = failed_session_count(), False
+        elif failed is not None:
+            count, capped = queries.count_among(failed.ids(), session_filter)
         elif label is not None:
             count, capped = queries.count_among(labels.session_ids_with(label), session_filter)
         else:

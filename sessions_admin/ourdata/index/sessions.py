@@ -33,8 +33,9 @@ from typing import Any
 from sessions_admin import clock
 from sessions_admin.ourdata import sidedb
 from sessions_admin.ourdata.index.text import FIELD_SEPARATOR, fold, fts_query
+from sessions_admin.ourdata.rollups import calls
 from sessions_admin.ourdata.sync import is_current, read_state
-from sessions_admin.sqlhelpers import placeholders
+from sessions_admin.sqlhelpers import chunks, placeholders
 from sessions_admin.store import feed
 from sessions_admin.store.feed import Cursor, SessionFilter
 
@@ -77,10 +78,13 @@ def _ids(
     cursor: Cursor | None,
     limit: int,
     leave_out: list[str] | None = None,
+    failed: bool = False,
 ) -> list[tuple[str, Any]]:
     """Up to ``limit`` (id, sort value) pairs after ``cursor``, in the index's order,
-    none of ``leave_out``."""
+    none of ``leave_out``; with ``failed``, only sessions the rollups hold a failed call of."""
     column, clauses, params, order = feed.session_list_sql(session_filter, sort, cursor)
+    if failed:
+        clauses.append(calls.HAS_FAILED_CALL.format(id="search_sessions.id"))
     if leave_out:
         clauses.append("id NOT IN (SELECT value FROM json_each(?))")
         params.append(json.dumps(leave_out))
@@ -113,9 +117,11 @@ def page_ids(
     cursor: Cursor | None,
     *,
     limit: int,
+    failed: bool = False,
 ) -> list[tuple[str, Any]] | None:
     """Up to ``limit`` (id, sort value) pairs after ``cursor`` from the fresh index,
-    in its order; ``None`` when the index cannot serve this filter now.
+    in its order; ``None`` when the index cannot serve this filter now. ``failed``
+    keeps the sessions with a failed call as of the last pass (the rollups').
 
     The caller reads the rows back from the store and checks them again, and
     asks for more after the last pair when some were deleted or changed
@@ -123,7 +129,7 @@ def page_ids(
     The sessions with messages newer than the last pass come from the store's
     rows, merged in (see the module's docstring).
     """
-    if not (session_filter.principal or session_filter.q):
+    if not (session_filter.principal or session_filter.q or failed):
         return None
     side = sidedb.connect_readonly()
     if side is None:
@@ -132,7 +138,11 @@ def page_ids(
         recent = recent_sessions(side)
         if recent is None:
             return None
-        indexed = _ids(side, session_filter, sort, cursor, limit, leave_out=recent)
+        indexed = _ids(side, session_filter, sort, cursor, limit, leave_out=recent, failed=failed)
+        if failed and recent:
+            recent = sorted(
+                sid for chunk in chunks(recent) for sid in calls.failed_by_session(side, chunk)
+            )
     except sidedb.errors():
         return None  # a damaged or half-built side database: the scan still works
     finally:

@@ -183,6 +183,23 @@ def failed_by_session(side: sqlite3.Connection, session_ids: list[str]) -> dict[
     return {sid: count for sid, count in rows}
 
 
+#: In SQL on a side table holding session ids (as ``sidedb.bind_id`` binds them) in
+#: ``{id}``: the session has a failed call in the rollups. Two index seeks a row.
+HAS_FAILED_CALL = (
+    "EXISTS (SELECT 1 FROM rollup_session AS r JOIN rollup_call AS c "
+    "INDEXED BY rollup_call_session_failed ON c.session = r.key "
+    "WHERE r.session_id = {id} AND c.failed)"
+)
+
+
+def count_failed_sessions(side: sqlite3.Connection) -> int:
+    """How many sessions have a failed call (one walk of the partial index)."""
+    return side.execute(
+        "SELECT count(DISTINCT session) FROM rollup_call "
+        "INDEXED BY rollup_call_session_failed WHERE failed"
+    ).fetchone()[0]
+
+
 def failed_session_ids(side: sqlite3.Connection) -> list[str]:
     """Every session with at least one failed call, as of the last pass (the list's
     ``?failed=1``): one walk of the failed calls' partial index."""
