@@ -201,6 +201,11 @@ def test_search_keeps_to_sessions_with_failed_calls(store, settings, tmp_path, s
     failed = staff_client.get("/search/?q=kumquat&failed=1").content.decode()
     assert "bad-1" in failed and "fine-1" not in failed
     assert staff_client.get("/search/?q=kumquat&failed=2").status_code == 400
+    # Written after the pass (read from the store, beyond the index): tested the same way.
+    store.add_message("fine-1", "user", "later a kumquat again", ts=now)
+    store.add_message("bad-1", "user", "later a kumquat again", ts=now)
+    tail = staff_client.get("/search/?q=later+a+kumquat&failed=1").content.decode()
+    assert "bad-1" in tail and "fine-1" not in tail
 
 
 @STORE_DB

@@ -90,11 +90,10 @@ def with_label(query: SearchQuery, label: Label | None) -> SearchQuery:
 def narrowed(
     query: SearchQuery, label: Label | None, failed: listparams.FailedFilter | None
 ) -> SearchQuery:
-    """The search kept to the sessions with failed calls (a label's among them) when
-    ``failed`` is on, else to the label's."""
-    if failed is None:
-        return with_label(query, label)
-    return replace(query, sessions=frozenset(failed.ids()))
+    """The search kept to the label's sessions, and to those with failed calls when
+    ``failed`` is on (tested in the side index, as it walks)."""
+    query = with_label(query, label)
+    return query if failed is None else replace(query, failed=True)
 
 
 def search_query(params: Any) -> SearchQuery:

@@ -61,6 +61,11 @@ CREATE INDEX IF NOT EXISTS search_sessions_by_principal
 -- the rows themselves, 0.3 ms from the index, 44 MB more).
 CREATE INDEX IF NOT EXISTS search_sessions_by_last_active
   ON search_sessions (last_active, id, fold);
+-- The other two orders of the list, walked with a filter the store cannot test (the
+-- sessions with a failed call: 1.3 ms a page instead of reading all 186,780 of them).
+CREATE INDEX IF NOT EXISTS search_sessions_by_created ON search_sessions (created_at, id);
+CREATE INDEX IF NOT EXISTS search_sessions_by_turns
+  ON search_sessions (COALESCE(turn_count, 0), id);
 """
 _TABLES = (
     "search_session_text",

@@ -23,7 +23,7 @@ import json
 import sqlite3
 import time
 from collections.abc import Callable, Container, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from sessions_admin.ourdata import sidedb
 from sessions_admin.ourdata.index import textindex
@@ -35,6 +35,7 @@ from sessions_admin.ourdata.index.text import (
     is_indexable,
     snippet,
 )
+from sessions_admin.ourdata.rollups import calls
 from sessions_admin.ourdata.sync import is_current, read_state
 from sessions_admin.store import feed
 from sessions_admin.store.feed import FeedMessage, FeedSession
@@ -68,6 +69,10 @@ class SearchQuery:
     before_id: int | None = None  # the keyset cursor: only messages older than this
     #: Only these sessions (a label's), or any.
     sessions: frozenset[str] | None = None
+    #: Only sessions with a failed tool call as of the last pass (the rollups').
+    failed: bool = False
+    #: How ``failed`` is tested on a store row (set by :func:`search` for its run).
+    failing: Callable[[str], bool] | None = field(default=None, compare=False, repr=False)
 
     @property
     def folded(self) -> str:
@@ -85,6 +90,8 @@ class SearchQuery:
         if any(wanted is not None and wanted != actual for wanted, actual in checks):
             return False
         if self.sessions is not None and message.session_id not in self.sessions:
+            return False
+        if self.failed and self.failing is not None and not self.failing(message.session_id):
             return False
         if self.since_ms is not None and (message.ts is None or message.ts < self.since_ms):
             return False
@@ -292,6 +299,8 @@ def _filters(side: sqlite3.Connection, query: SearchQuery, upper: int) -> _Filte
         if wanted is not None:
             session_clauses.append(f"s.{column} = ?")
             session_params.append(wanted)
+    if query.failed:
+        session_clauses.append(calls.HAS_FAILED_CALL.format(id="s.id"))
     if query.sessions is not None:
         # A label's sessions: blocks of other sessions are passed over here, before
         # the store is asked for anything, so a page fills with the label's.
@@ -419,6 +428,9 @@ def _session_hits(
         (fts_query(query.folded), limit * 5),
     ).fetchall()
     found = feed.sessions_by_id([sidedb.read_id(row[0]) for row in rows])
+    if query.failed:
+        failing = calls.failed_by_session(side, [sid for sid in found if type(sid) is str])
+        found = {sid: s for sid, s in found.items() if sid in failing}
     kept = [
         s
         for s in found.values()
@@ -547,14 +559,42 @@ def _search_index(
     return None
 
 
+class _Failing:
+    """Whether a session has a failed call, asked of the rollups once per session: the
+    store's rows a search reads beyond the index (its newest messages) are tested so."""
+
+    def __init__(self) -> None:
+        self.side = sidedb.connect_readonly()
+        self.known: dict[str, bool] = {}
+
+    def __call__(self, session_id: str) -> bool:
+        if session_id not in self.known:
+            self.known[session_id] = (
+                type(session_id) is str
+                and self.side is not None
+                and bool(calls.failed_by_session(self.side, [session_id]))
+            )
+        return self.known[session_id]
+
+    def close(self) -> None:
+        if self.side is not None:
+            self.side.close()
+
+
 def search(query: SearchQuery) -> SearchPage:
     """One page of results (see the module's doc for how)."""
     started = time.perf_counter()
+    failing = _Failing() if query.failed else None
+    if failing is not None:
+        query = replace(query, failing=failing)
     try:
         page, collector = _search_pages(query)
     except sidedb.errors():
         # A damaged or unreadable side database: answer as if there were none.
         page, collector = _search_pages(query, use_index=False)
+    finally:
+        if failing is not None:
+            failing.close()
     sessions = feed.sessions_by_id(list(collector.groups))
     for group in collector.groups.values():
         group.session = sessions.get(group.session_id)
