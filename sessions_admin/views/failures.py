@@ -67,12 +67,12 @@ def failure_list(request: HttpRequest) -> HttpResponse:
 def _groups(found: failures.Failures, window, kept: dict[str, str]) -> dict[str, Any]:
     since = window_since(window)
     shown = found.groups[:SHOWN_GROUPS]
+    labels = [(b, bucket_label(b, window.grain)) for b in found.buckets]
     for group in shown:
         group.tool_url = tool_url(group.tool, since=since, **kept)
         group.calls_url = tool_url(group.tool, errors="1", what=group.what, since=since, **kept)
-        group.spark = failure_sparkline(
-            [(bucket_label(b, window.grain), group.by_bucket.get(b, 0)) for b in found.buckets]
-        )
+        counts = group.by_bucket
+        group.spark = failure_sparkline([(label, counts.get(b, 0)) for b, label in labels])
     hidden = found.groups[SHOWN_GROUPS:]
     return {
         "groups": shown,

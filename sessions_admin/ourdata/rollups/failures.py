@@ -2,7 +2,7 @@
 grouped by tool and by what failed (:func:`~.errors.what_failed`).
 
 The groups are read from the per-call table's failed calls newest first
-(``rollup_call_failed_ts``, a partial index holding failed calls only), at most
+(``rollup_call_failures``, a partial index holding failed calls only), at most
 :data:`FAILURE_SCAN` of them, so a page costs the same on any store; when
 there are more, the page says the groups cover the latest ones only. A tool's
 own page groups its failures the same way (:func:`.calls.error_groups`).
@@ -22,8 +22,9 @@ from sessions_admin.sqlhelpers import placeholders
 
 #: No target or profile filter.
 ANY_PLACE = Scope()
-#: Failed calls read for one page of groups.
-FAILURE_SCAN = 5000
+#: Failed calls read for one page of groups: each is read into Python and grouped,
+#: about 4 µs a call, so this bounds the page's cost on any store.
+FAILURE_SCAN = 3000
 #: A group's chart shows at most this many buckets (the latest).
 CHART_BUCKETS = 60
 
@@ -68,7 +69,7 @@ def failure_groups(
     args: list[object] = ([] if since is None else [since]) + list(params)
     rows = side.execute(
         "SELECT tool, session, ts, result_head FROM rollup_call "
-        f"INDEXED BY rollup_call_failed_ts WHERE {where} "
+        f"INDEXED BY rollup_call_failures WHERE {where} "
         f"ORDER BY ts DESC, id DESC LIMIT {int(scan) + 1}",
         args,
     ).fetchall()
@@ -76,6 +77,8 @@ def failure_groups(
     grain = window.grain_ms
     groups: dict[tuple[int, str], FailureGroup] = {}
     seen: dict[str | None, str] = {}  # many failures repeat a head word for word
+    # Newest first: a group's first row read is its last seen, each later one its first
+    # seen so far (a call without a time, NO_TIME, sorts after every other).
     for tool, session, ts, head in rows[:scan]:
         what = seen.get(head)
         if what is None:
@@ -84,12 +87,12 @@ def failure_groups(
         if group is None:
             group = groups[(tool, what)] = FailureGroup(names.get(tool, "?"), what, 0, ts, ts)
         group.count += 1
-        group.first_ts = min(group.first_ts, ts)
-        group.last_ts = max(group.last_ts, ts)
+        group.first_ts = ts
         group.session_keys.add(session)
         if ts != NO_TIME:
+            by_bucket = group.by_bucket
             bucket = ts // grain
-            group.by_bucket[bucket] = group.by_bucket.get(bucket, 0) + 1
+            by_bucket[bucket] = by_bucket.get(bucket, 0) + 1
     ordered = sorted(groups.values(), key=lambda g: (-g.count, -g.last_ts, g.tool, g.what))
     timed = [row[2] for row in rows[:scan] if row[2] != NO_TIME]
     first = min(timed) // grain if timed else None
@@ -144,7 +147,7 @@ def failed_call_sessions(
     )
     args: list[object] = ([] if since is None else [since]) + list(params)
     for (sid,) in side.execute(
-        "SELECT s.session_id FROM rollup_call AS c INDEXED BY rollup_call_failed_ts "
+        "SELECT s.session_id FROM rollup_call AS c INDEXED BY rollup_call_failures "
         f"JOIN rollup_session AS s ON s.key = c.session WHERE {where} "
         "ORDER BY c.ts DESC, c.id DESC",
         args,
