@@ -185,3 +185,12 @@ def test_no_view_catches_a_bad_parameter():
     assert found == []
     # The check reads real views: it would see a handler if one were there.
     assert any(module.startswith("sessions_admin/views/frames/") for module, _ in _trees())
+
+
+@pytest.mark.django_db
+def test_a_refused_filter_links_back_to_its_own_page_without_it(staff_client):
+    response = staff_client.get("/tools/?window=year&target=a+b")
+    assert response.status_code == 400
+    page = response.content.decode()
+    assert 'href="/tools/?target=a+b"' in page and "without “window”" in page
+    assert 'href="/tools/">This page without its filters' in page

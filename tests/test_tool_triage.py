@@ -53,12 +53,15 @@ def test_an_error_object_without_code_or_message_is_shown_as_json():
 
 
 def test_error_shares_are_shaded_in_bands():
-    assert [share_class(s) for s in (0, 0.001, 0.0099, 0.01, 0.049, 0.05, 0.149, 0.15, 1)] == [
+    shares = (0, 0.001, 0.0099, 0.01, 0.049, 0.05, 0.099, 0.10, 0.149, 0.15, 1)
+    assert [share_class(s) for s in shares] == [
         "share-0",
         "share-1",
         "share-1",
         "share-5",
         "share-5",
+        "share-10",  # 5 % and 15 % no longer share a shade
+        "share-10",
         "share-15",
         "share-15",
         "share-high",

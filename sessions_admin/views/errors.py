@@ -12,12 +12,14 @@ from django.utils.cache import patch_vary_headers
 from sessions_admin.views.responses import render_banner
 
 
-def _page(request: HttpRequest, status: int, title: str, message: str) -> HttpResponse:
+def _page(
+    request: HttpRequest, status: int, title: str, message: str, links: list | None = None
+) -> HttpResponse:
     try:
         return render(
             request,
             "sessions_admin/http_error.html",
-            {"status": status, "title": title, "message": message},
+            {"status": status, "title": title, "message": message, "links": links or []},
             status=status,
         )
     except TemplateDoesNotExist:  # pragma: no cover - only if templates are missing
@@ -39,10 +41,27 @@ def bad_request(request: HttpRequest, exception: Exception | None = None) -> Htt
             request, "sessions_admin/error.html#banner", {"error": {"message": message}}, status=400
         )
     else:
-        response = _page(request, 400, "Bad request", message)
+        response = _page(request, 400, "Bad request", message, _ways_back(request, exception))
     # The view raised, so its own @vary_on_headers never saw this response.
     patch_vary_headers(response, ("HX-Request",))
     return response
+
+
+def _ways_back(request: HttpRequest, exception: Exception | None) -> list[tuple[str, str]]:
+    """Links from a refused GET back to the page it came from: without the parameter
+    it refused (the others kept), and without any."""
+    if request.method != "GET":
+        return []
+    links = []
+    name = getattr(exception, "name", None)
+    if isinstance(name, str) and name in request.GET:
+        kept = request.GET.copy()
+        kept.pop(name)
+        query = kept.urlencode()
+        links.append((f"This page without “{name}”", request.path + ("?" + query if query else "")))
+    if request.GET:
+        links.append(("This page without its filters", request.path))
+    return links
 
 
 def permission_denied(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:

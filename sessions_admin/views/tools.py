@@ -88,11 +88,17 @@ SORT_COLUMNS: dict[str, tuple[str, str, bool]] = {
 DEFAULT_SORT = "-calls"
 
 #: Error shares shaded by size: (upper bound, CSS class), the last band open-ended.
-SHARE_BANDS = ((0.0, "share-0"), (0.01, "share-1"), (0.05, "share-5"), (0.15, "share-15"))
+SHARE_BANDS = (
+    (0.0, "share-0"),
+    (0.01, "share-1"),
+    (0.05, "share-5"),
+    (0.10, "share-10"),
+    (0.15, "share-15"),
+)
 
 
 def share_class(share: float) -> str:
-    """The shade of an error share: none, under 1 %, under 5 %, under 15 %, 15 % or more."""
+    """The shade of an error share: none, under 1 %, 5 %, 10 %, 15 %, or 15 % or more."""
     if share <= 0:
         return "share-0"
     for bound, css in SHARE_BANDS[1:]:
