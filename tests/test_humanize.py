@@ -40,6 +40,8 @@ def test_timeline_offsets_read_as_hours_and_minutes_not_thousands_of_minutes():
         ("sess_0000083266005d2c4477868f", "sess_000…7868f"),
         ("sess_short", "sess_short"),
         ("", "(empty id)"),  # the store allows it; a link to it still needs a name
+        (" ", "(blank id: 1 character)"),  # a frames directory named so (axe: link-name)
+        ("\t\n ", "(blank id: 3 characters)"),
         (None, ""),
     ],
 )

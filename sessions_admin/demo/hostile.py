@@ -245,6 +245,10 @@ def plant_frames(frames_root: Path) -> int:
             os.symlink(target, link)
             made += 1
     made += _mkfifo(os.path.join(root, b"fifo-in-root"))
+    # A directory named with white space alone: its link needs a name all the same.
+    blank = os.path.join(root, b"  ")
+    os.makedirs(blank, exist_ok=True)
+    write(os.path.join(blank, b"activity-b.jsonl"), b'{"ts": 2}\n')
     return made
 
 

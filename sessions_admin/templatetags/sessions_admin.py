@@ -107,12 +107,15 @@ def options(choices: Iterable[object], selected: object = None) -> SafeString:
 @register.filter
 def short_id(value: str | None, keep: int = 8) -> str:
     """``sess_9f…c21``: the start and end of a long id; ``(empty id)`` for the empty
-    one (the store allows it), so a link to it still has a name."""
+    one and ``(blank id: 2 characters)`` for one of white space alone (the store
+    allows both), so a link to it still has a name."""
     if value is None:
         return ""
     text = str(value)
     if not text:
         return "(empty id)"
+    if not text.strip():
+        return f"(blank id: {len(text)} character{'s' if len(text) != 1 else ''})"
     if len(text) <= 2 * keep + 1:
         return text
     return f"{text[:keep]}…{text[-keep // 2 - 1 :]}"
