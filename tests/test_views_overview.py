@@ -193,3 +193,24 @@ def test_the_busiest_principals_say_they_count_from_a_utc_midnight(
     assert f'datetime="{start_day.isoformat()}T00:00:00+00:00"' in heading
     assert "Counted in whole UTC days" in html
     assert "Counted in whole UTC days" not in staff_client.get("/?window=all").content.decode()
+
+
+@STORE_DB
+def test_its_counts_are_counted_again_after_a_delete_of_ours_in_any_process(
+    synced, staff_client, store
+):
+    from sessions_admin.store.cascade import delete_rows
+    from sessions_admin.store.connection import note_store_deleted
+
+    assert "12 sessions" in staff_client.get("/?part=counts").content.decode()
+    with store.connect() as conn:  # another process's delete: the worker's clear-all
+        gone = [row[0] for row in conn.execute("SELECT id FROM sessions LIMIT 2")]
+        for table, column in (("session_messages", "session_id"), ("session_state", "session_id")):
+            conn.executemany(f"DELETE FROM {table} WHERE {column} = ?", [(g,) for g in gone])
+        conn.executemany("DELETE FROM sessions WHERE id = ?", [(g,) for g in gone])
+    assert "12 sessions" in staff_client.get("/?part=counts").content.decode()  # kept 5 min
+    note_store_deleted()  # what the cascade says after it commits, in whichever process
+    assert "10 sessions" in staff_client.get("/?part=counts").content.decode()
+    (third,) = store.execute("SELECT id FROM sessions LIMIT 1")[0]
+    delete_rows([third])  # the dashboard's own cascade says so itself
+    assert "9 sessions" in staff_client.get("/?part=counts").content.decode()

@@ -35,6 +35,7 @@ from sessions_admin.store.connection import (
     describe_database_error,
     frames_root,
     is_read_only,
+    note_store_deleted,
     run_sql,
     store_connection,
     store_path,
@@ -189,6 +190,8 @@ def delete_rows(
                 counts.sessions = run_sql(f"DELETE FROM sessions WHERE id {match}", ids).rowcount
     except DatabaseError as exc:
         raise describe_database_error(exc) from exc
+    if counts.rows:
+        note_store_deleted()
     return counts, ids
 
 

@@ -6,6 +6,7 @@ views, admin and commands never open the store themselves.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import time
 from collections.abc import Iterator, Sequence
@@ -67,6 +68,32 @@ def is_read_only() -> bool:
 
 def frames_root() -> Path:
     return Path(settings.FRAMES_DIR)
+
+
+def _deleted_mark() -> Path:
+    # In our data folder, never the store's: one mark per store, as the folder is.
+    return Path(settings.VAR_DIR) / "store-deleted-at"
+
+
+def note_store_deleted() -> None:
+    """Say that this dashboard deleted rows from the store just now (any process: the
+    worker's clear-all too), so counts kept from before are counted again."""
+    mark = _deleted_mark()
+    try:
+        mark.parent.mkdir(parents=True, exist_ok=True)
+        mark.touch()
+        now = time.time()
+        os.utime(mark, (now, now))
+    except OSError:
+        pass  # counts then stay as old as they say they are
+
+
+def store_deleted_at() -> float:
+    """When this dashboard last deleted rows from the store (0: never, or unknown)."""
+    try:
+        return _deleted_mark().stat().st_mtime
+    except OSError:
+        return 0.0
 
 
 def store_status(*, fresh: bool = False) -> StoreStatus:

@@ -3,8 +3,9 @@
 File sizes are one ``stat`` each and always live. Row counts and the frames
 scan are not free at production size (``COUNT(*)`` over 800,000 state rows
 is ~0.6 s, the frames scan ~0.2 s per 10,000 directories), so
-:func:`store_counts` keeps its answer for :data:`COUNTS_TTL_S` per process and
-says when it counted; the overview fetches them after the page (htmx).
+:func:`store_counts` keeps its answer for :data:`COUNTS_TTL_S` per process, or
+until this dashboard deletes from the store (in any of its processes), and says
+when it counted; the overview fetches them after the page (htmx).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import threading
 import time
 from dataclasses import dataclass
 
-from sessions_admin.store.connection import run_sql, store_path, time_limit
+from sessions_admin.store.connection import run_sql, store_deleted_at, store_path, time_limit
 from sessions_admin.store.frames import FramesError
 from sessions_admin.store.orphans import find_orphan_frames
 
@@ -67,7 +68,12 @@ def store_counts(*, fresh: bool = False) -> StoreCounts:
     key = str(store_path())
     with _lock:
         cached = _cached.get(key)
-    if cached is not None and not fresh and time.time() - cached.counted_at < COUNTS_TTL_S:
+    if (
+        cached is not None
+        and not fresh
+        and time.time() - cached.counted_at < COUNTS_TTL_S
+        and store_deleted_at() < cached.counted_at  # no delete of ours since
+    ):
         return cached
     with time_limit(10_000):
         sessions = run_sql("SELECT COUNT(*) FROM sessions")[0][0]
