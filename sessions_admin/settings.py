@@ -187,6 +187,8 @@ LOGIN_REDIRECT_URL = "sessions"
 LOGOUT_REDIRECT_URL = "login"
 
 LANGUAGE_CODE = "en-us"
+# ISO dates in the admin as on our pages (sessions_admin/formats/en/formats.py).
+FORMAT_MODULE_PATH = ["sessions_admin.formats"]
 TIME_ZONE = env_str("SESSIONS_ADMIN_TIME_ZONE", "UTC")
 USE_I18N = False
 USE_TZ = True

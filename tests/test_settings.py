@@ -175,3 +175,14 @@ def test_hsts_choices_said_no_to_are_taken_as_decided(tmp_path):
         DJANGO_SSL_REDIRECT="0",
     )
     assert result.stdout.strip() == "['security.W005', 'security.W008']"
+
+
+def test_the_admin_writes_dates_as_iso_not_as_us_english():
+    from datetime import datetime
+
+    from django.utils import formats
+
+    moment = datetime(2026, 12, 3, 9, 14, 5)
+    assert formats.date_format(moment, "DATETIME_FORMAT") == "2026-12-03 09:14:05"
+    assert formats.date_format(moment.date(), "DATE_FORMAT") == "2026-12-03"
+    assert formats.date_format(moment, "SHORT_DATETIME_FORMAT") == "2026-12-03 09:14"

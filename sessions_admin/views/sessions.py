@@ -65,27 +65,14 @@ def session_list(request: HttpRequest) -> HttpResponse:
         return _count(request, session_filter, label, listparams.failed_filter(request.GET, label))
     targets = queries.distinct_targets()  # for the merge and for the target menu
     failed = listparams.failed_filter(request.GET, label)
-    if failed is not None:
-        # The side index walks the failed sessions in the list's order; with a label,
-        # or when the index cannot serve now, every failed session is read (exact).
-        page = index_page(session_filter, sort, cursor, failed=True) if label is None else None
-        if page is None:
-            page = failed_page(failed.ids(), session_filter, sort, cursor)
-    elif label is not None:
-        page = labelled_page(label, session_filter, sort, cursor)
-    else:
-        # Principal and title filters come from the side index after a recent pass
-        # (with the sessions of newer messages read from the store: index.sessions).
-        page = index_page(session_filter, sort, cursor)
-    if page is None:
-        page = queries.list_sessions(
-            session_filter,
-            sort,
-            cursor,
-            with_count=cursor is None,
-            force_count=wants_count,
-            targets=targets,
-        )
+    page = _page_of(session_filter, sort, cursor, label, failed) or queries.list_sessions(
+        session_filter,
+        sort,
+        cursor,
+        with_count=cursor is None,
+        force_count=wants_count,
+        targets=targets,
+    )
     label_choices = review_labels.label_choices()
     kept = {name: request.GET[name] for name in LIST_PARAMS if request.GET.get(name)}
     # A filter the index would serve, scanned instead: say why when a build is the reason.
@@ -130,6 +117,26 @@ def session_list(request: HttpRequest) -> HttpResponse:
     elif request.htmx and request.htmx.target == "results":
         template += "#results"
     return render(request, template, context)
+
+
+def _page_of(
+    session_filter: queries.SessionFilter,
+    sort: str,
+    cursor: Cursor | None,
+    label: Label | None,
+    failed: listparams.FailedFilter | None,
+) -> queries.SessionPage | None:
+    """The page from our data when it can say (None: the store is scanned)."""
+    if failed is not None:
+        # The side index walks the failed sessions in the list's order; with a label,
+        # or when the index cannot serve now, every failed session is read (exact).
+        page = index_page(session_filter, sort, cursor, failed=True) if label is None else None
+        return page or failed_page(failed.ids(), session_filter, sort, cursor)
+    if label is not None:
+        return labelled_page(label, session_filter, sort, cursor)
+    # Principal and title filters come from the side index after a recent pass
+    # (with the sessions of newer messages read from the store: index.sessions).
+    return index_page(session_filter, sort, cursor)
 
 
 #: Parameters that clear together: the preset and the custom range are one filter.
