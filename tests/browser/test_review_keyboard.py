@@ -24,7 +24,7 @@ def test_a_reviewer_walks_a_queue_with_the_keyboard(store, logged_in_page, live_
     assert page.locator(".review-keys").is_visible()  # the bar lists its keys
     page.keyboard.press("?")  # and so does the shortcuts dialog
     dialog = page.locator("dialog#shortcuts[open]")
-    for key, words in (("n", "note"), ("p", "pass"), ("f", "fail"), ("s", "skip")):
+    for key, words in (("n", "note"), ("r", "reason"), ("p", "pass"), ("u", "undo")):
         assert words in dialog.locator(f"dt:has(kbd:text-is('{key}')) + dd").inner_text()
     page.keyboard.press("Escape")
     assert page.locator("dialog#shortcuts[open]").count() == 0
@@ -40,8 +40,20 @@ def test_a_reviewer_walks_a_queue_with_the_keyboard(store, logged_in_page, live_
     page.locator(".note-text", has_text="the second message is wrong").first.wait_for()
     note = Note.objects.get()
     assert f"message-{note.message_id}" == focused
-    page.locator("body").press("p")  # back from the form: the verdict keys work again
+    page.locator("body").press("f")  # back from the form: the verdict keys work again
+    pending = page.locator("#verdict-pending")
+    assert "Fail in 4 s" in pending.inner_text()  # a stray key is not final at once
+    page.keyboard.press("u")
+    assert pending.is_hidden()
+    page.wait_for_timeout(4500)
+    assert ReviewItem.objects.filter(verdict="").count() == 2  # undone: nothing saved
+    page.keyboard.press("r")  # the verdict's reason, folded away until asked for
+    assert page.evaluate("document.activeElement.id") == "verdict-text"
+    page.keyboard.type("looks right")
+    page.keyboard.press("Escape")
+    page.keyboard.press("p")
     page.wait_for_url(f"**/sessions/sess_k1/?review={queue.pk}")
+    assert ReviewItem.objects.get(session_id="sess_k0").text == "looks right"
     page.keyboard.press("f")
     page.wait_for_url(f"**/reviews/{queue.pk}/?done=1")
     assert "This queue is done" in page.content()
