@@ -118,3 +118,52 @@ document.addEventListener("htmx:configRequest", function (event) {
   });
   empty.forEach(function (name) { event.detail.formData.delete(name); });
 });
+
+// Notes: "note" beside a message (or n on the focused message, on any session page)
+// opens the page's one note form right under that message, focused, instead of
+// reloading the page at a form above the transcript. Without JavaScript the link
+// still reloads the page with the form set to that message.
+(function () {
+  "use strict";
+
+  function typing(target) {
+    var tag = (target.tagName || "").toLowerCase();
+    return tag === "input" || tag === "textarea" || tag === "select" || target.isContentEditable;
+  }
+
+  function openNoteForm(message) {
+    var form = document.getElementById("note-form");
+    if (!form) return false;
+    var field = form.querySelector("input[name=message]");
+    var label = form.querySelector("label[for=note-text]");
+    if (message && field) {
+      var id = message.id.replace("message-", "");
+      field.value = id;
+      if (label) label.textContent = "New note on message #" + id;
+      message.appendChild(form);
+      form.classList.add("note-form-inline");
+    }
+    var text = form.querySelector("textarea[name=text]");
+    text.focus();
+    form.scrollIntoView({ block: "nearest" });
+    return true;
+  }
+  window.openNoteForm = openNoteForm;
+
+  document.addEventListener("click", function (event) {
+    var link = event.target.closest && event.target.closest("a.note-link[data-note-message]");
+    if (!link || event.ctrlKey || event.metaKey || event.shiftKey || event.button !== 0) return;
+    var message = link.closest("li[id^='message-']");
+    if (message && openNoteForm(message)) event.preventDefault();
+  });
+
+  document.addEventListener("keydown", function (event) {
+    if (event.key !== "n" || event.defaultPrevented || typing(event.target)) return;
+    if (event.ctrlKey || event.metaKey || event.altKey || document.querySelector("dialog[open]")) return;
+    if (document.getElementById("review-bar") || !document.getElementById("note-form")) return;
+    var marked = document.querySelector("#messages > li.kb-current");
+    var active = document.activeElement;
+    var message = marked || (active && active.closest ? active.closest("#messages > li[id^='message-']") : null);
+    if (openNoteForm(message)) event.preventDefault();
+  });
+})();

@@ -26,6 +26,7 @@
     var form = document.getElementById("note-form");
     if (!form) { return false; }
     var message = currentMessage();
+    if (window.openNoteForm) { return window.openNoteForm(message); }
     var field = form.querySelector("input[name=message]");
     var target = form.querySelector("[data-note-target]");
     if (message && field) {
