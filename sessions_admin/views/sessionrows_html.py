@@ -10,7 +10,7 @@ joined with our tags; only the joined string is marked safe.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Container, Mapping
 from datetime import datetime, tzinfo
 from typing import Any
 from urllib.parse import quote
@@ -106,6 +106,11 @@ def _failed(failed: int) -> str:
     )
 
 
+def _frames_mark(session_id: str) -> str:
+    url = esc(session_url(session_id, "frames"))
+    return f' <a class="frames-mark" href="{url}" title="its activity frames on disk">frames</a>'
+
+
 def _review_marks(mark: Any) -> str:
     """A row's labels (coloured by the page's label style sheet), a pen when it has
     notes, and its latest verdict (``views.review_labels.RowMarks``)."""
@@ -134,6 +139,7 @@ def _row(
     tz: tzinfo,
     failed: int = 0,
     mark: Any = None,
+    has_frames: bool = False,
 ) -> str:
     if not row.linkable:
         return _unlinkable_row(row, now, tz)
@@ -148,7 +154,7 @@ def _row(
         f'<button type="button" class="copy" data-copy="{session_id}" '
         f'aria-label="Copy id {session_id}">copy</button></span></td>'
         f'<td class="title"><a href="{page}">{_title(row.title)}</a>'
-        f"{_failed(failed)}{_review_marks(mark)}</td>"
+        f"{_failed(failed)}{_frames_mark(row.id) if has_frames else ''}{_review_marks(mark)}</td>"
         f"<td>{_target(row.target_key, list_url)}</td>"
         f"<td>{_shown(row.profile_key)}</td>"
         f'<td class="principal">{principal}</td>'
@@ -166,9 +172,11 @@ def render_session_rows(
     can_delete: bool,
     failed: dict[str, int] | None = None,
     marks: Mapping[str, Any] | None = None,
+    frames: Container[str] = (),
 ) -> SafeString:
     """The rows; ``failed`` holds the failed tool calls of the sessions that had any,
-    ``marks`` (by session id) each row's labels, notes and verdict."""
+    ``marks`` (by session id) each row's labels, notes and verdict, ``frames`` the
+    sessions with activity frames on disk."""
     list_url = reverse("sessions")
     now, tz = timezone.now(), timezone.get_current_timezone()
     failed, marks = failed or {}, marks or {}
@@ -182,6 +190,7 @@ def render_session_rows(
                 tz,
                 failed.get(row.id, 0),
                 marks.get(row.id) if row.linkable else None,
+                row.linkable and row.id in frames,
             )
             for row in rows
         )

@@ -9,6 +9,7 @@ from django.shortcuts import render
 from django.views.decorators.http import require_safe
 from django.views.decorators.vary import vary_on_headers
 
+from sessions_admin import params
 from sessions_admin.access import DELETE_SESSIONS, staff_view
 from sessions_admin.ids import looks_like_session_id, session_url
 from sessions_admin.lists.labelled import labelled_page
@@ -17,7 +18,10 @@ from sessions_admin.lists.sessions import (
     failed_calls,
     failed_page,
     failed_session_count,
+    frames_page,
+    frames_session_ids,
     index_page,
+    with_frames,
 )
 from sessions_admin.logs import log_time_limit_stop
 from sessions_admin.ourdata.review import labels
@@ -43,6 +47,7 @@ LIST_PARAMS = (
     "sort",
     "label",
     "failed",
+    "frames",
 )
 
 
@@ -62,10 +67,14 @@ def session_list(request: HttpRequest) -> HttpResponse:
     wants_count = request.GET.get("count") == "1"
     label = review_labels.label_param(request.GET)
     if wants_count and request.htmx:
-        return _count(request, session_filter, label, listparams.failed_filter(request.GET, label))
+        failed = listparams.failed_filter(request.GET, label)
+        if params.flag(request.GET, "frames"):
+            return _count(request, session_filter, label, failed, _framed_ids(label, failed))
+        return _count(request, session_filter, label, failed)
     targets = queries.distinct_targets()  # for the merge and for the target menu
     failed = listparams.failed_filter(request.GET, label)
-    page = _page_of(session_filter, sort, cursor, label, failed) or queries.list_sessions(
+    framed = params.flag(request.GET, "frames")
+    page = _page_of(session_filter, sort, cursor, label, failed, framed) or queries.list_sessions(
         session_filter,
         sort,
         cursor,
@@ -88,6 +97,7 @@ def session_list(request: HttpRequest) -> HttpResponse:
             can_delete=request.user.has_perm(DELETE_SESSIONS) and not is_read_only(),
             marks=review_labels.row_marks(page.rows),
             failed=failed_calls([row.id for row in page.rows if row.linkable]),
+            frames=with_frames([row.id for row in page.rows if row.linkable]),
         ),
         "labels": label_choices,
         "label_names": [choice.label.name for choice in label_choices],
@@ -103,6 +113,7 @@ def session_list(request: HttpRequest) -> HttpResponse:
         "targets": [t for t in targets if isinstance(t, str) and len(t) <= SHORT_TEXT_CHARS],
         "next_url": next_url,
         "failed": failed,
+        "framed": framed,
         "count_url": count_url,
         "first_page": cursor is None,
         "build": build_sentence() if scanned and cursor is None else None,
@@ -125,8 +136,11 @@ def _page_of(
     cursor: Cursor | None,
     label: Label | None,
     failed: listparams.FailedFilter | None,
+    framed: bool = False,
 ) -> queries.SessionPage | None:
     """The page from our data when it can say (None: the store is scanned)."""
+    if framed:
+        return frames_page(_framed_ids(label, failed), session_filter, sort, cursor)
     if failed is not None:
         # The side index walks the failed sessions in the list's order; with a label,
         # or when the index cannot serve now, every failed session is read (exact).
@@ -137,6 +151,19 @@ def _page_of(
     # Principal and title filters come from the side index after a recent pass
     # (with the sessions of newer messages read from the store: index.sessions).
     return index_page(session_filter, sort, cursor)
+
+
+def _framed_ids(label: Label | None, failed: listparams.FailedFilter | None) -> list[str]:
+    """The sessions with a frames directory, a label's and failed ones among them."""
+    ids = frames_session_ids()
+    for keep in (
+        failed.ids() if failed is not None else None,
+        labels.session_ids_with(label) if label is not None else None,
+    ):
+        if keep is not None:
+            kept = set(keep)
+            ids = [sid for sid in ids if sid in kept]
+    return ids
 
 
 #: Parameters that clear together: the preset and the custom range are one filter.
@@ -158,6 +185,7 @@ def active_filters(kept: dict[str, str]) -> list[dict[str, str]]:
         ("q", "title or id contains “{}”"),
         ("label", "label {}"),
         ("failed", "with failed tool calls"),
+        ("frames", "with activity frames on disk"),
     ):
         if kept.get(name):
             shown.append({"label": words.format(kept[name]), "clear_url": without(name)})
@@ -173,10 +201,13 @@ def _count(
     session_filter: queries.SessionFilter,
     label: Label | None,
     failed: listparams.FailedFilter | None = None,
+    among: list[str] | None = None,
 ) -> HttpResponse:
     """The capped count of a filter no index serves, fetched after the page."""
     try:
-        if failed is not None and label is None and session_filter.is_empty():
+        if among is not None:
+            count, capped = queries.count_among(among, session_filter)
+        elif failed is not None and label is None and session_filter.is_empty():
             count, capped = failed_session_count(), False
         elif failed is not None:
             count, capped = queries.count_among(failed.ids(), session_filter)
