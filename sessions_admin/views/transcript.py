@@ -20,7 +20,7 @@ from django.utils.http import content_disposition_header
 from django.views.decorators.http import require_safe
 from django.views.decorators.vary import vary_on_headers
 
-from sessions_admin import params
+from sessions_admin import clock, params
 from sessions_admin.access import staff_view
 from sessions_admin.ids import session_url
 from sessions_admin.params import MAX_SQLITE_INT
@@ -166,12 +166,52 @@ def session_page(request: HttpRequest, session_id: str) -> HttpResponse:
     return _transcript_page(request, session_id)
 
 
+#: A session whose last activity is this recent is followed live at its end.
+LIVE_FOR_MS = 3_600_000
+#: How often a live page asks for new messages (htmx's ``every``).
+LIVE_POLL = "2s"
+
+
+def _live_poll(request: HttpRequest, session_id: str) -> HttpResponse | None:
+    """A live page's poll (``?live=1&after=<id>``): 204 while nothing is new, the cheap
+    answer most polls get; None when there is something to render."""
+    if not (request.htmx and request.GET.get("live") == "1"):
+        return None
+    after = _message_id(request, "after")
+    if after is not None and not transcript.has_message_after(session_id, after):
+        return HttpResponse(status=204)
+    return None
+
+
+def _live_context(session: queries.SessionRow, context: dict[str, Any]) -> dict[str, Any]:
+    """Whether the end of this page follows the session live, and its poll's URL."""
+    page = context["page"]
+    active = (
+        isinstance(session.last_active, int)
+        and clock.now_ms() - session.last_active < LIVE_FOR_MS
+    )
+    live = active and context["filter"].is_empty() and not page.has_after and page.last_id
+    return {
+        "live_url": session_url(session.id, after=page.last_id, live=1) if live else "",
+        "live_poll": LIVE_POLL,
+    }
+
+
 def _transcript_page(
     request: HttpRequest, session_id: str, *, with_stats: bool = False
 ) -> HttpResponse:
+    if (nothing_new := _live_poll(request, session_id)) is not None:
+        return nothing_new
     session = _session(session_id)
     context = _transcript_context(request, session)
+    context.update(_live_context(session, context))
     if request.htmx:
+        if request.GET.get("live") == "1":
+            return render(
+                request,
+                f"{TEMPLATE}#live",
+                {**context, "session": session, "show_before_row": False},
+            )
         if "after" in request.GET:
             return render(
                 request,

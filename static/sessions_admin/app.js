@@ -167,3 +167,9 @@ document.addEventListener("htmx:configRequest", function (event) {
     if (openNoteForm(message)) event.preventDefault();
   });
 })();
+
+// The live pill ("3 new messages ↓") goes once followed.
+document.addEventListener("click", function (event) {
+  var pill = event.target.closest && event.target.closest("#live-pill");
+  if (pill) pill.hidden = true;
+});

@@ -377,6 +377,16 @@ def message_count(session_id: str) -> int:
         ][0]
 
 
+def has_message_after(session_id: str, message_id: int) -> bool:
+    """Whether the session holds a message with an id above ``message_id`` (a live
+    page's poll: one index probe when nothing is new)."""
+    rows = run_sql(
+        "SELECT 1 FROM session_messages WHERE session_id = ? AND id > ? LIMIT 1",
+        [session_id, message_id],
+    )
+    return bool(rows)
+
+
 def message_in_session(session_id: str, message_id: int) -> bool:
     """Whether ``message_id`` is a message of this session (a note may name only those)."""
     rows = run_sql(
