@@ -296,3 +296,22 @@ def test_the_failed_list_from_the_index_equals_the_exact_reading(
         if exact.next_cursor is None:
             break
         cursor = exact.next_cursor
+
+
+@STORE_DB
+def test_the_list_and_failures_refresh_themselves_on_a_toggle(
+    store, settings, tmp_path, staff_client
+):
+    settings.VAR_DIR = tmp_path / "var"
+    _fill(store, [("bad-1", "fetch", '{"error": "x"}', clock.now_ms())])
+    assert 'hx-trigger="every 10s"' not in staff_client.get("/sessions/").content.decode()
+    listed = staff_client.get("/sessions/?refresh=1").content.decode()
+    assert 'hx-trigger="every 10s" hx-target="#results"' in listed
+    again = staff_client.get(
+        "/sessions/?refresh=1", HTTP_HX_REQUEST="true", HTTP_HX_TARGET="results"
+    )
+    assert 'hx-trigger="every 10s"' in again.content.decode()  # the refreshed part asks again
+    assert "<html" not in again.content.decode()
+    failures_page = staff_client.get("/failures/?refresh=1").content.decode()
+    assert 'hx-trigger="every 30s"' in failures_page and "refresh=1&amp;window=7d" in failures_page
+    assert staff_client.get("/failures/?refresh=2").status_code == 400

@@ -25,9 +25,10 @@ def test_rows_with_frames_are_marked_and_the_filter_keeps_to_them(store, staff_c
     assert "orphan-only" not in kept  # a directory without its session is an orphan
     counted = staff_client.get("/sessions/?frames=1&count=1", HTTP_HX_REQUEST="true")
     assert b"2 sessions" in counted.content
-    assert b"2 sessions" not in staff_client.get(
-        "/sessions/?frames=1&q=1&count=1", HTTP_HX_REQUEST="true"
-    ).content
+    assert (
+        b"2 sessions"
+        not in staff_client.get("/sessions/?frames=1&q=1&count=1", HTTP_HX_REQUEST="true").content
+    )
     assert 'href="/sessions/?frames=1"' in page  # the navigation's Frames
     assert staff_client.get("/sessions/?frames=x").status_code == 400
 

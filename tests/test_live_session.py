@@ -16,9 +16,7 @@ def live_url(html: str) -> str | None:
 
 
 @STORE_DB
-def test_an_active_session_is_followed_live_and_gets_what_the_runtime_writes(
-    store, staff_client
-):
+def test_an_active_session_is_followed_live_and_gets_what_the_runtime_writes(store, staff_client):
     now = clock.now_ms()
     sid = store.add_session("sess_live", last_active=now)
     store.add_message(sid, "user", "hello", ts=now)

@@ -15,7 +15,7 @@ from django.shortcuts import render
 from django.views.decorators.http import require_safe
 from django.views.decorators.vary import vary_on_headers
 
-from sessions_admin import clock
+from sessions_admin import clock, params
 from sessions_admin.access import staff_view
 from sessions_admin.charts import failure_sparkline
 from sessions_admin.ourdata.rollups import failures, figures
@@ -40,11 +40,13 @@ def failure_list(request: HttpRequest) -> HttpResponse:
     window = parse_window(request.GET.get("window"), clock.now_ms())
     scope = scope_from(request.GET)
     kept = {k: v for k, v in (("target", scope.target), ("profile", scope.profile)) if v}
+    refresh = params.flag(request.GET, "refresh")
     context: dict[str, Any] = {
         "window": window,
         "scope": scope,
-        "windows": window_links(window, kept),
+        "windows": window_links(window, {**kept, **({"refresh": "1"} if refresh else {})}),
         "review_query": urlencode({**kept, "window": window.key}),
+        "refresh": refresh,
     }
     try:
         with figures.reading() as side:

@@ -48,6 +48,7 @@ LIST_PARAMS = (
     "label",
     "failed",
     "frames",
+    "refresh",
 )
 
 
@@ -114,6 +115,7 @@ def session_list(request: HttpRequest) -> HttpResponse:
         "next_url": next_url,
         "failed": failed,
         "framed": framed,
+        "refresh": params.flag(request.GET, "refresh"),
         "count_url": count_url,
         "first_page": cursor is None,
         "build": build_sentence() if scanned and cursor is None else None,
