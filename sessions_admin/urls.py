@@ -27,6 +27,7 @@ from django.urls import path
 
 from sessions_admin.converters import ANY_PATH, ID64
 from sessions_admin.views import (
+    compare,
     deletes,
     export,
     failures,
@@ -86,6 +87,7 @@ urlpatterns = [
     path("sessions/", sessions.session_list, name="sessions"),
     path("targets/", sessions.targets, name="targets"),
     path("search/", search.search, name="search"),
+    path("compare/", compare.compare, name="compare"),
     path("failures/", failures.failure_list, name="failures"),
     path("tools/", tools.tool_list, name="tools"),
     path(f"tools/<{ANY_PATH}:name>/", tools.tool_detail, name="tool"),

@@ -39,6 +39,7 @@ class Route:
 PAGES = {
     "overview": Route("/"),
     "tools": Route("/tools/"),
+    "compare": Route("/compare/"),
     "failures": Route("/failures/"),
     "tool": Route("/tools/fs.read/"),
     "sessions": Route("/sessions/"),

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Container, Mapping
 from datetime import datetime, tzinfo
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
 from django.urls import reverse
 from django.utils import timezone
@@ -80,6 +80,7 @@ def _turns(turns: int | str | None) -> str:
 def _actions(row: SessionRow, page: str, can_delete: bool) -> str:
     """The row's menu: open the session, and (with the permission) delete it."""
     short = esc(short_id(row.id))
+    compare = esc(reverse("compare") + "?" + urlencode({"a": row.id}))
     delete = ""
     if can_delete:
         url = esc(session_url(row.id, "delete", **{"from": "list"}))
@@ -92,7 +93,8 @@ def _actions(row: SessionRow, page: str, can_delete: bool) -> str:
     return (
         '<details class="menu row-menu"><summary class="button small" '
         f'aria-label="Actions for session {short}" title="Actions">⋯</summary>'
-        f'<div class="menu-items"><a href="{page}">Open</a>{delete}</div></details>'
+        f'<div class="menu-items"><a href="{page}">Open</a>'
+        f'<a href="{compare}">Compare with…</a>{delete}</div></details>'
     )
 
 

@@ -187,8 +187,7 @@ def _live_context(session: queries.SessionRow, context: dict[str, Any]) -> dict[
     """Whether the end of this page follows the session live, and its poll's URL."""
     page = context["page"]
     active = (
-        isinstance(session.last_active, int)
-        and clock.now_ms() - session.last_active < LIVE_FOR_MS
+        isinstance(session.last_active, int) and clock.now_ms() - session.last_active < LIVE_FOR_MS
     )
     live = active and context["filter"].is_empty() and not page.has_after and page.last_id
     return {

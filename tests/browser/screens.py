@@ -97,6 +97,10 @@ def all_screens(s: Samples) -> list[Screen]:
         Screen("tools", "/tools/"),
         Screen("failures", "/failures/?window=all"),
         Screen("sessions-failed", "/sessions/?failed=1"),
+        Screen(
+            "compare",
+            f"/compare/?a={quote(s.session_id, safe='')}&b={quote(s.frames_session_id, safe='')}",
+        ),
         Screen("tool", f"/tools/{quote(s.tool)}/"),
         Screen("tool-errors", f"/tools/{quote(s.tool)}/?errors=1"),
         Screen("frames-orphans", "/frames/orphans/"),
