@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import os
 
-from hypothesis import HealthCheck, given, settings as hsettings, strategies as st
+from hypothesis import HealthCheck, given
+from hypothesis import settings as hsettings
+from hypothesis import strategies as st
 
 from sessions_admin.ids import session_url
 from tests.conftest import STORE_DB

@@ -137,3 +137,35 @@ def test_a_row_shows_its_newest_verdict_beside_its_labels_and_notes(labelled, vi
     assert ">regression<" in rows["sess_0000"] and rows["sess_0000"].count("has notes") == 1
     assert "verdict-pass" in rows["sess_0000"] and "verdict-fail" not in rows["sess_0000"]
     assert "verdict-" not in rows["sess_0001"] and "has notes" not in rows["sess_0001"]
+
+
+@STORE_DB
+def test_a_new_label_is_made_on_the_session_page_from_the_palette(labelled, annotator_client):
+    url = f"/sessions/{SID}/labels/"
+    page = annotator_client.get(f"/sessions/{SID}/").content.decode()
+    assert "New label…" in page and 'name="colour" value="teal"' in page
+    response = annotator_client.post(
+        url, {"action": "create", "name": "needs-followup", "colour": "teal"}
+    )
+    assert response.status_code == 303
+    made = Label.objects.get(name="needs-followup")
+    assert made.color == "#0f766e"
+    assert SessionLabel.objects.filter(session_id=SID, label=made).exists()
+    again = annotator_client.post(url, {"action": "create", "name": "needs-followup"})
+    assert again.status_code == 303 and Label.objects.filter(name="needs-followup").count() == 1
+    for data, field in (
+        ({"action": "create", "name": "two words"}, "name"),
+        ({"action": "create"}, "name"),
+        ({"action": "create", "name": "x", "colour": "#ff0000"}, "colour"),
+    ):
+        refused = annotator_client.post(url, data)
+        assert refused.status_code == 400 and f"{field}" in refused.content.decode(), data
+    assert not Label.objects.filter(name="two words").exists()
+
+
+@STORE_DB
+def test_making_a_label_needs_the_annotate_permission(labelled, viewer_client):
+    response = viewer_client.post(
+        f"/sessions/{SID}/labels/", {"action": "create", "name": "sneaky"}
+    )
+    assert response.status_code == 403 and not Label.objects.filter(name="sneaky").exists()

@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_POST
@@ -88,6 +89,18 @@ def marks_of(session_ids: Sequence[Any]) -> dict[str, RowMarks]:
     return shown
 
 
+def _new_label(request: HttpRequest) -> Label:
+    name = params.text(request.POST, "name", max_chars=64)
+    if name is None:
+        raise BadParameter("name: give the new label a name (one word).", name="name")
+    colours = dict(labels.PALETTE)
+    colour = params.choice(request.POST, "colour", colours, "slate") or "slate"
+    try:
+        return labels.make_label(name, colours[colour])
+    except ValidationError as exc:
+        raise BadParameter(f"name: {' '.join(exc.messages)}", name="name") from None
+
+
 def labels_context(request: HttpRequest, session_id: str) -> dict[str, Any]:
     on = labels.labels_of_session(session_id)
     every = labels.all_labels()  # one read for both lists below
@@ -97,18 +110,20 @@ def labels_context(request: HttpRequest, session_id: str) -> dict[str, Any]:
         "addable_labels": [label for label in every if label not in on],
         "labels_url": session_url(session_id, "labels"),
         "can_annotate": request.user.has_perm(ANNOTATE),
+        "palette": [(index, name) for index, (name, _) in enumerate(labels.PALETTE)],
     }
 
 
 @require_POST
 @staff_view(ANNOTATE)
 def session_labels(request: HttpRequest, session_id: str) -> HttpResponse:
-    """Put a label on the session (``action=add``) or take it off (``action=remove``)."""
-    action = params.choice(request.POST, "action", ("add", "remove"), "add")
-    label = label_param(request.POST)
+    """Put a label on the session (``action=add``), take it off (``action=remove``), or
+    make a new one from a name and a palette colour and put it on (``action=create``)."""
+    action = params.choice(request.POST, "action", ("add", "remove", "create"), "add")
+    label = _new_label(request) if action == "create" else label_param(request.POST)
     if label is None:
         raise BadParameter("label is missing: name the label to add or remove.", name="label")
-    if action == "add":
+    if action in ("add", "create"):
         labels.add_label(session_id, label, request.user)
     else:
         labels.remove_label(session_id, label)

@@ -44,6 +44,31 @@ def safe_colour(value: str) -> str:
     return value if _COLOUR.fullmatch(value or "") else DEFAULT_COLOUR
 
 
+#: The colours a label made on a session's page picks from (white text reads on each).
+PALETTE = (
+    ("blue", "#2456a6"),
+    ("green", "#1e6b35"),
+    ("red", "#b3261e"),
+    ("amber", "#8a5a00"),
+    ("purple", "#6b3fa0"),
+    ("teal", "#0f766e"),
+    ("slate", "#475569"),
+    ("magenta", "#a21caf"),
+)
+
+
+def make_label(name: str, colour: str) -> Label:
+    """The label named ``name``, made with ``colour`` if there is none yet; a name the
+    admin would refuse raises :class:`django.core.exceptions.ValidationError`."""
+    existing = label_named(name)
+    if existing is not None:
+        return existing
+    label = Label(name=name, color=colour)
+    label.full_clean()
+    label.save()
+    return label
+
+
 def all_labels() -> list[Label]:
     return list(Label.objects.order_by("name"))
 
