@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import html
+import json
 from urllib.parse import quote
+
+import pytest
 
 from sessions_admin.ids import session_url
 from tests.conftest import STORE_DB
@@ -13,6 +16,7 @@ from tests.frames_files import (
     text,
     write_request,
 )
+from tests.storebuilder import BASE_MS
 
 pytestmark = STORE_DB
 
@@ -169,4 +173,44 @@ def test_frames_pages_reject_post(store, staff_client, old):
 
 def test_the_navigation_links_to_the_orphans_page(store, staff_client):
     body = text(staff_client.get("/sessions/"))
-    assert 'href="/frames/orphans/"' in body
+    assert 'href="/sessions/?frames=1"' in body  # Frames: the sessions with frames
+    assert 'href="/frames/orphans/"' in text(staff_client.get("/sessions/?frames=1"))
+
+
+@STORE_DB
+def test_each_request_says_its_prompt_status_and_duration_where_its_frames_do(store, staff_client):
+    sid = store.add_session("sess_sum")
+    folder = store.frames_root / sid
+    folder.mkdir()
+    lines = [
+        {"ts": BASE_MS, "kind": "request.start", "payload": {"prompt": "Why is\\nit slow?"}},
+        {"ts": BASE_MS + 5, "kind": "model.call", "payload": {"inputTokens": 9}},
+        {"ts": BASE_MS + 9, "kind": "request.end", "durationMs": 1234, "payload": {"status": "ok"}},
+    ]
+    (folder / "activity-r1.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    (folder / "activity-r2.jsonl").write_text(json.dumps({"ts": BASE_MS + 20}) + "\n")
+    body = text(staff_client.get(session_url(sid, "frames")))
+    assert "Why is\\nit slow?" in body or "Why is it slow?" in body
+    assert "status-ok" in body and "1.2 s" in body
+    assert body.count('<span class="muted">—</span>') >= 3  # r2 holds none of them
+
+
+@pytest.mark.parametrize(
+    ("first", "last", "expected"),
+    [
+        ({"prompt": "  a   b "}, {"status": "ok", "duration": 5.5}, ("a b", "ok", 5)),
+        (
+            {"payload": {"input": "x" * 500}},
+            {"payload": {"outcome": "error"}},
+            ("x" * 160, "error", None),
+        ),
+        ({"prompt": 7}, {"status": ["ok"], "durationMs": True}, (None, None, None)),
+        ({"prompt": None}, {"durationMs": -1}, (None, None, None)),
+        ({"payload": "not a dict"}, {"durationMs": 1e300}, (None, None, None)),
+        (None, None, (None, None, None)),
+    ],
+)
+def test_a_requests_summary_takes_only_what_reads_as_it(first, last, expected):
+    from sessions_admin.store.frames.requests import summary_of
+
+    assert summary_of(first, last) == expected
