@@ -320,3 +320,23 @@ def test_an_unknown_request_file_links_back_to_the_sessions_requests(store, staf
     body = response.content.decode()
     assert f'href="{session_url(sid, "frames")}"' in body
     assert "Back to this session&#x27;s requests" in body
+
+
+def test_timeline_bars_carry_their_name_and_duration_beside_them():
+    from sessions_admin.store.frames.lines import parse_frame
+    from sessions_admin.views.frames.render import TIMELINE_WIDTH, timeline_of
+
+    def frame(data: dict, offset: int):
+        raw = json.dumps(data).encode()
+        return parse_frame(raw, offset, len(raw), offset + 1)
+
+    lines = [
+        frame({"ts": BASE_MS, "kind": "model.call", "name": "model.call", "durationMs": 900}, 0),
+        frame({"ts": BASE_MS + 950, "kind": "tool.call", "name": "fs.read", "durationMs": 50}, 1),
+    ]
+    line = timeline_of(lines)
+    texts = [bar.text for bar in line.bars]
+    assert texts[0].startswith("model.call · ") and texts[1].startswith("fs.read · ")
+    last = line.bars[1]  # ends at the right edge: its words go before it
+    assert last.text_anchor == "end" and last.text_x < last.x
+    assert all(0 <= bar.text_x <= TIMELINE_WIDTH for bar in line.bars)

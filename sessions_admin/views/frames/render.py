@@ -9,7 +9,7 @@ its goal (``bench/bench_frames_views.py``), so no markup is built here.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from django.utils import timezone
 
@@ -26,6 +26,8 @@ from sessions_admin.views.frames.common import request_url
 TIMELINE_MAX_BARS = 80
 TIMELINE_WIDTH = 860
 TIMELINE_MAX_HEIGHT = 360
+#: A span's bar gets its words beside it from this row height up (px).
+LABELLED_ROW_PX = 8
 
 
 # --- Rows ---------------------------------------------------------------------------------
@@ -176,6 +178,10 @@ class Bar:
     failed: bool
     label: str
     href: str
+    #: The words drawn beside a span's bar (empty: the rows are too thin to read).
+    text: str = ""
+    text_x: float = 0.0
+    text_anchor: str = "start"
 
 
 @dataclass
@@ -284,10 +290,25 @@ def timeline_of(page_frames: list[frames.FrameLine]) -> Timeline | None:
                 f"#frame-{frame.offset}",
             )
         )
+        if row_h >= LABELLED_ROW_PX:
+            line.bars[-1] = _with_text(line.bars[-1], frame, end - start)
         y += row_h + gap
     line.height = round(y + gap, 2)
     _label(line, t0, [f for _, f in events] + [f for _, _, f in shown])
     return line
+
+
+def _with_text(bar: Bar, frame: frames.FrameLine, ms: float) -> Bar:
+    """The bar with a span's name and duration beside it: after it, or before it when
+    the bar ends near the right edge."""
+    words = " · ".join(p for p in (frame.name or frame.kind, signed_duration(ms)) if p)
+    text = words if len(words) <= 48 else words[:47] + "…"
+    x, anchor = round(bar.x + bar.width + 3, 2), "start"
+    if x + len(text) * 6 > TIMELINE_WIDTH:
+        x, anchor = round(bar.x - 3, 2), "end"
+        if x < 60:  # no room on either side: inside the bar, from its start
+            x, anchor = round(bar.x + 3, 2), "start"
+    return replace(bar, text=text, text_x=x, text_anchor=anchor)
 
 
 def _label(line: Timeline, t0: float, drawn: list[frames.FrameLine]) -> None:
