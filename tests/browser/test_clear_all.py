@@ -7,7 +7,8 @@ from tests.conftest import STORE_DB
 
 CLEAR_ALL = "/admin/sessions_admin/session/clear-all/"
 #: The admin's --delete-button-bg, the colour of its own delete buttons.
-ADMIN_DANGER_RED = "rgb(186, 33, 33)"
+#: The app's danger red (#b3261e), which admin.css gives the admin's delete buttons.
+ADMIN_DANGER_RED = "rgb(179, 38, 30)"
 
 
 @STORE_DB

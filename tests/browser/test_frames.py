@@ -98,6 +98,9 @@ def test_the_orphans_page_removes_selected_directories(store, logged_in_page, li
 
     page.goto(f"{live_server.url}/sessions/")
     page.get_by_role("navigation", name="Main").get_by_role("link", name="Frames").click()
+    page.wait_for_url("**/sessions/?frames=1")  # the sessions with frames, by session
+    assert page.locator('tr[data-session-id="sess_kept"] a.frames-mark').count() == 1
+    page.get_by_role("link", name="Frame directories whose session is gone").click()
     page.wait_for_url("**/frames/orphans/")
     page.get_by_label("Select sess_orphan").check()
     page.get_by_role("button", name="Remove selected").click()
