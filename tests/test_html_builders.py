@@ -91,3 +91,20 @@ def test_a_session_row_keeps_its_shape_whatever_its_text(text):
         return str(render_session_rows([row], can_delete=True, failed={"sess-1": 2}))
 
     same_shape_and_text(build, text)
+
+
+@settings(max_examples=60, deadline=None)
+@given(TEXT)
+def test_a_tool_call_row_keeps_its_shape_whatever_the_stored_text(text):
+    from sessions_admin.ourdata.rollups.calls import CallRow
+    from sessions_admin.views.toolcalls_html import render_call_rows
+
+    def build(value: str) -> str:
+        row = CallRow(
+            id=1, session_id=value, target=value, profile=value, principal=value,
+            ts=1_700_000_000_000, duration_ms=12, failed=True, link_id=1, first_id=1,
+            second_id=None, result_head=value, args_head=value,
+        )  # fmt: skip
+        return str(render_call_rows([(row, "/sessions/x/?at=1#message-1")], slow_ms=5))
+
+    same_shape_and_text(build, text)

@@ -31,6 +31,7 @@ from sessions_admin.views.figures import (
     window_links,
 )
 from sessions_admin.views.listparams import parse_datetime_param
+from sessions_admin.views.toolcalls_html import render_call_rows
 
 #: Shorter than ``params.MAX_TEXT_CHARS``: a target, a profile or a date is never this long.
 MAX_PARAM = 500
@@ -291,6 +292,7 @@ def tool_detail(request: HttpRequest, name: str) -> HttpResponse:
             )
     except figures.NotComputed:
         context["not_computed"] = True
+    context["rows_html"] = render_call_rows(context["rows"], settings.SLOW_TOOL_CALL_MS)
     template = "sessions_admin/tool_calls.html"
     if request.htmx and cursor is not None:
         template += "#rows"
