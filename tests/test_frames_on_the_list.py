@@ -19,6 +19,7 @@ def test_rows_with_frames_are_marked_and_the_filter_keeps_to_them(store, staff_c
         store.add_session(sid)
     for sid in ("with-1", "with-2", "orphan-only"):
         (store.frames_root / sid).mkdir()
+    os.mkdir(os.path.join(os.fsencode(store.frames_root), b"not-utf8-\xff\xfe"))  # no text id
     page = staff_client.get("/sessions/").content.decode()
     assert page.count('class="frames-mark"') == 2
     assert session_url("with-1", "frames") in page

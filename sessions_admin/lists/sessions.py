@@ -145,13 +145,23 @@ def with_frames(session_ids: list[str]) -> set[str]:
 
 
 def frames_session_ids() -> list[str]:
-    """Every name directly under the frames root that could be a session's (the
-    list's ``?frames=1`` reads these sessions from the store)."""
+    """Every name directly under the frames root that could be a text session id (the
+    list's ``?frames=1`` reads these sessions from the store). A name that is not
+    UTF-8 names no text id: such a directory is listed on the orphans page."""
     try:
         with os.scandir(frames_root()) as entries:
-            return [e.name for e in entries if e.name not in (".", "..") and "\x00" not in e.name]
+            names = [e.name for e in entries]
     except OSError:
         return []
+    return [name for name in names if _text_name(name)]
+
+
+def _text_name(name: str) -> bool:
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:  # the bytes os.scandir could not decode
+        return False
+    return "\x00" not in name
 
 
 def frames_page(
