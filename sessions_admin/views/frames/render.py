@@ -214,7 +214,11 @@ def _span_label(frame: frames.FrameLine, ms: float | None) -> str:
     return " · ".join(parts) or "frame"
 
 
-def timeline_of(page_frames: list[frames.FrameLine]) -> Timeline | None:
+def _spans_and_events(
+    page_frames: list[frames.FrameLine],
+) -> tuple[list[tuple[float, float, frames.FrameLine]], list[tuple[float, frames.FrameLine]], int]:
+    """(start, end, frame) of each span, (time, frame) of each other timed frame, and
+    how many readable frames have no time."""
     spans: list[tuple[float, float, frames.FrameLine]] = []
     events: list[tuple[float, frames.FrameLine]] = []
     open_spans: dict[str, frames.FrameLine] = {}
@@ -237,6 +241,11 @@ def timeline_of(page_frames: list[frames.FrameLine]) -> Timeline | None:
                 events.append((float(started.ts_ms or frame.ts_ms), started))
             events.append((float(frame.ts_ms), frame))
     events.extend((float(f.ts_ms), f) for f in open_spans.values() if f.ts_ms is not None)
+    return spans, events, untimed
+
+
+def timeline_of(page_frames: list[frames.FrameLine]) -> Timeline | None:
+    spans, events, untimed = _spans_and_events(page_frames)
     if not spans and len(events) < 2:
         return None
     points = [s for s, _, _ in spans] + [e for _, e, _ in spans] + [t for t, _ in events]
