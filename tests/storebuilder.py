@@ -50,6 +50,13 @@ class StoreBuilder:
         conn.execute("PRAGMA synchronous = OFF")
         return conn
 
+    def clear(self) -> None:
+        """Every session gone, in the runtime's order (messages, state, sessions)."""
+        with self.connect() as conn:
+            conn.executescript(
+                "DELETE FROM session_messages; DELETE FROM session_state; DELETE FROM sessions;"
+            )
+
     def add_session(
         self,
         session_id: str | None = None,

@@ -103,10 +103,7 @@ def test_the_page_shows_both_sides_and_marks_differences(store, staff_client):
 )
 def test_any_stored_values_compare_without_an_error(store, staff_client, a_rows, b_rows):
     """Every column of every message any storage class, undecodable text included."""
-    with store.connect() as conn:
-        conn.executescript(
-            "DELETE FROM session_messages; DELETE FROM session_state; DELETE FROM sessions;"
-        )
+    store.clear()
     store.add_session("odd-a")
     store.add_session("odd-b")
     with store.connect() as conn:

@@ -114,10 +114,7 @@ def test_failures_group_across_tools_with_counts_sessions_and_times(store, setti
 )
 def test_the_groups_equal_a_brute_force_reading_of_the_store(store, settings, tmp_path, calls):
     settings.VAR_DIR = tmp_path / "var"
-    with store.connect() as conn:  # the runtime's cascade, between two syncs
-        conn.executescript(
-            "DELETE FROM session_messages; DELETE FROM session_state; DELETE FROM sessions;"
-        )
+    store.clear()  # the runtime's cascade, between two syncs
     _fill(store, calls)
     found = _groups("all")
     got = {(g.tool, g.what): (g.count, g.sessions, g.first_ts, g.last_ts) for g in found.groups}
@@ -259,14 +256,11 @@ def test_the_failed_list_from_the_index_equals_the_exact_reading(
 ):
     """Calls before a sync and after it (the runtime appending meanwhile): every page the
     side index walks equals the exact page read among the rollups' failed sessions."""
-    from sessions_admin.lists.sessions import failed_page, failed_session_ids, index_page
+    from sessions_admin.lists.sessions import failed_session_ids, index_page, page_among
     from sessions_admin.store.queries import SessionFilter
 
     settings.VAR_DIR = tmp_path / "var"
-    with store.connect() as conn:
-        conn.executescript(
-            "DELETE FROM session_messages; DELETE FROM session_state; DELETE FROM sessions;"
-        )
+    store.clear()
     now = clock.now_ms()
 
     def add(calls, n0):
@@ -291,7 +285,9 @@ def test_the_failed_list_from_the_index_equals_the_exact_reading(
     for _ in range(10):
         walked = index_page(filter_, sort, cursor, limit=limit, failed=True)
         assert walked is not None
-        exact = failed_page(failed_session_ids(), filter_, sort, cursor, limit=limit)
+        exact = page_among(
+            failed_session_ids(), filter_, sort, cursor, strategy="failed", limit=limit
+        )
         assert [r.id for r in walked.rows] == [r.id for r in exact.rows]
         if exact.next_cursor is None:
             break

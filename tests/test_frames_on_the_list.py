@@ -47,10 +47,7 @@ def test_rows_with_frames_are_marked_and_the_filter_keeps_to_them(store, staff_c
     dirs=st.sets(st.sampled_from([f"s{n}" for n in range(10)]), max_size=10),
 )
 def test_the_frames_filter_equals_a_reading_of_the_disk(store, staff_client, sessions, dirs):
-    with store.connect() as conn:
-        conn.executescript(
-            "DELETE FROM session_messages; DELETE FROM session_state; DELETE FROM sessions;"
-        )
+    store.clear()
     for name in os.listdir(store.frames_root):
         os.rmdir(store.frames_root / name)
     for sid in sorted(sessions):

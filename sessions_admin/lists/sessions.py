@@ -117,24 +117,6 @@ def failed_session_count() -> int:
         raise FailedUnknown() from exc
 
 
-def failed_page(
-    session_ids: list[str],
-    session_filter: queries.SessionFilter,
-    sort: str,
-    cursor: Cursor | None,
-    *,
-    limit: int = queries.PAGE_SIZE,
-) -> queries.SessionPage:
-    """A list page among the sessions with failed calls (``session_ids``: a label's
-    among them), each read from the store with the other filters: exact, and a
-    read of every one of them, which is why the list asks the side index first."""
-    if not session_ids:
-        return queries.SessionPage(rows=[], next_cursor=None, strategy="failed", count=0)
-    page = queries.list_sessions_among(session_ids, session_filter, sort, cursor, limit=limit)
-    page.strategy = "failed"
-    return page
-
-
 def with_frames(session_ids: list[str]) -> set[str]:
     """Which of these sessions have something under the frames root (one ``lstat``
     each: a page's rows); none when the root cannot be read."""
@@ -164,18 +146,21 @@ def _text_name(name: str) -> bool:
     return "\x00" not in name
 
 
-def frames_page(
+def page_among(
     session_ids: list[str],
     session_filter: queries.SessionFilter,
     sort: str,
     cursor: Cursor | None,
     *,
+    strategy: str,
     limit: int = queries.PAGE_SIZE,
 ) -> queries.SessionPage:
-    """A list page among the sessions with a frames directory, read from the store
-    with the other filters (a read of each: about 6 µs a directory)."""
+    """A list page among ``session_ids`` (those with failed calls, or with a frames
+    directory), each read from the store with the other filters: exact, and a read of
+    every one of them (about 6 µs each), which is why the list asks the side index
+    first where it can."""
     if not session_ids:
-        return queries.SessionPage(rows=[], next_cursor=None, strategy="frames", count=0)
+        return queries.SessionPage(rows=[], next_cursor=None, strategy=strategy, count=0)
     page = queries.list_sessions_among(session_ids, session_filter, sort, cursor, limit=limit)
-    page.strategy = "frames"
+    page.strategy = strategy
     return page

@@ -23,7 +23,7 @@ from django.http import QueryDict
 from sessions_admin import clock
 from sessions_admin.ids import PRINCIPALS_PREFIX, QUERY_FORM_MARKER
 from sessions_admin.lists.labelled import labelled_page
-from sessions_admin.lists.sessions import failed_page
+from sessions_admin.lists.sessions import page_among
 from sessions_admin.ourdata.index import search as index_search
 from sessions_admin.ourdata.review.models import QUEUE_MAX_ITEMS
 from sessions_admin.ourdata.rollups import calls, failures, figures
@@ -113,7 +113,9 @@ def _list_sessions(query: QueryDict) -> Iterator[str]:
     cursor = None
     while True:
         if failed is not None:
-            page = failed_page(failed.ids(), session_filter, sort, cursor, limit=WALK_PAGE)
+            page = page_among(
+                failed.ids(), session_filter, sort, cursor, strategy="failed", limit=WALK_PAGE
+            )
         else:
             page = labelled_page(label, session_filter, sort, cursor, limit=WALK_PAGE)
         yield from (row.id for row in page.rows)

@@ -16,11 +16,10 @@ from sessions_admin.lists.labelled import labelled_page
 from sessions_admin.lists.sessions import (
     counted_sessions,
     failed_calls,
-    failed_page,
     failed_session_count,
-    frames_page,
     frames_session_ids,
     index_page,
+    page_among,
     with_frames,
 )
 from sessions_admin.logs import log_time_limit_stop
@@ -142,12 +141,14 @@ def _page_of(
 ) -> queries.SessionPage | None:
     """The page from our data when it can say (None: the store is scanned)."""
     if framed:
-        return frames_page(_framed_ids(label, failed), session_filter, sort, cursor)
+        return page_among(
+            _framed_ids(label, failed), session_filter, sort, cursor, strategy="frames"
+        )
     if failed is not None:
         # The side index walks the failed sessions in the list's order; with a label,
         # or when the index cannot serve now, every failed session is read (exact).
         page = index_page(session_filter, sort, cursor, failed=True) if label is None else None
-        return page or failed_page(failed.ids(), session_filter, sort, cursor)
+        return page or page_among(failed.ids(), session_filter, sort, cursor, strategy="failed")
     if label is not None:
         return labelled_page(label, session_filter, sort, cursor)
     # Principal and title filters come from the side index after a recent pass
