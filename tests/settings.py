@@ -5,6 +5,10 @@ import tempfile
 
 os.environ.setdefault("DJANGO_SECRET_KEY", "tests-only-" + "x" * 40)
 _VAR = tempfile.mkdtemp(prefix="sessions-admin-tests-")
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # Each pytest-xdist worker (make test-fast) keeps its own data folder, whatever
+    # the process that started it exported.
+    os.environ["SESSIONS_ADMIN_VAR_DIR"] = _VAR
 os.environ.setdefault("SESSIONS_ADMIN_VAR_DIR", _VAR)
 # The suite points the store at files it builds itself (see tests/conftest.py).
 os.environ["AGENTS_HOST_HOME"] = os.path.join(_VAR, "no-home-yet")

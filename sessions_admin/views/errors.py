@@ -8,6 +8,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.template import TemplateDoesNotExist
 from django.utils.cache import patch_vary_headers
+from django_htmx.http import reselect
 
 from sessions_admin.views.responses import render_banner
 
@@ -37,9 +38,15 @@ def bad_request(request: HttpRequest, exception: Exception | None = None) -> Htt
         # The admin's own refusal does not say which parameter it read.
         message = f"{TO_FIELD_VAR}: {message}"
     if getattr(request, "htmx", False):
+        # The banner names the field, so a filter form shows the refusal beside it (app.js).
+        field = getattr(exception, "name", "") if request.method == "GET" else ""
         response = render_banner(
-            request, "sessions_admin/error.html#banner", {"error": {"message": message}}, status=400
+            request,
+            "sessions_admin/error.html#banner",
+            {"error": {"message": message, "field": field}},
+            status=400,
         )
+        reselect(response, ".banner")  # a form that selects part of its answer (hx-select)
     else:
         response = _page(request, 400, "Bad request", message, _ways_back(request, exception))
     # The view raised, so its own @vary_on_headers never saw this response.

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from datetime import timedelta
 from typing import Any
 from urllib.parse import urlencode
 
@@ -34,6 +33,7 @@ SEARCH_PARAMS = (
     "principal",
     "role",
     "tool",
+    "within",
     "since",
     "until",
     "label",
@@ -53,27 +53,20 @@ def _text(params: Any, name: str) -> str | None:
     return value
 
 
-def _until_ms(raw: str) -> int:
-    """``until`` is inclusive of a whole day when given as a date alone."""
-    moment = listparams.parse_datetime_param("until", raw)
-    if len(raw.strip()) == 10:
-        moment += int(timedelta(days=1).total_seconds() * 1000)
-    return moment
-
-
 def parse_query(params: Any) -> SearchQuery:
     """The search from query parameters (the query itself kept exactly, spaces included)."""
     q = _text(params, "q") or ""
     filters = {name: (_text(params, name) or "").strip() or None for name in SEARCH_PARAMS[1:6]}
-    since = (_text(params, "since") or "").strip()
-    until = (_text(params, "until") or "").strip()
+    for name in ("since", "until"):
+        _text(params, name)  # bounded like every other parameter
+    since_ms, until_ms = listparams.time_range(params, start="since", end="until", preset="within")
     before = (_text(params, "before") or "").strip()
     if before and not (before.isascii() and before.isdigit() and len(before) < 19):
         raise BadParameter("before: the page position must be a message id.", name="before")
     return SearchQuery(
         q=q,
-        since_ms=listparams.parse_datetime_param("since", since) if since else None,
-        until_ms=_until_ms(until) if until else None,
+        since_ms=since_ms,
+        until_ms=until_ms,
         before_id=int(before) if before else None,
         **filters,
     )
@@ -192,6 +185,10 @@ def search(request: HttpRequest) -> HttpResponse:
         "next_url": next_url,
         "roles": KNOWN_ROLES,
         "profiles": PROFILES,
+        "targets": listparams.menu_targets(queries.distinct_targets()),
+        "when": listparams.time_control(
+            request.GET, "Message time", start="since", end="until", preset="within"
+        ),
         "first_page": query.before_id is None,
         # Until the index has every message: how far a running build is.
         "build": build_sentence() if page is not None and not page.freshness.fresh else None,

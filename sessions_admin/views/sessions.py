@@ -26,7 +26,6 @@ from sessions_admin.logs import log_time_limit_stop
 from sessions_admin.ourdata.review import labels
 from sessions_admin.ourdata.review.models import Label
 from sessions_admin.store import queries
-from sessions_admin.store.cliptext import SHORT_TEXT_CHARS
 from sessions_admin.store.connection import is_read_only
 from sessions_admin.store.queries import ACTIVE_PRESETS, SORT_LABELS, Cursor
 from sessions_admin.store.spec import PROFILES
@@ -106,11 +105,11 @@ def session_list(request: HttpRequest) -> HttpResponse:
         "params": kept,
         "sort": sort,
         "sort_choices": list(SORT_LABELS.items()),
-        "preset_choices": [(key, preset[0]) for key, preset in ACTIVE_PRESETS.items()],
+        "when": listparams.time_control(
+            request.GET, "Last active", start="active_after", end="active_before", preset="active"
+        ),
         "profiles": PROFILES,
-        # A target longer than any real one stays filterable by URL, not listed;
-        # a BLOB target is left out, as no menu value could name it.
-        "targets": [t for t in targets if isinstance(t, str) and len(t) <= SHORT_TEXT_CHARS],
+        "targets": listparams.menu_targets(targets),
         "next_url": next_url,
         "failed": failed,
         "framed": framed,

@@ -30,7 +30,7 @@ from sessions_admin.views.figures import (
     tool_sparkline,
     window_links,
 )
-from sessions_admin.views.listparams import parse_datetime_param
+from sessions_admin.views.listparams import time_control, time_range
 from sessions_admin.views.toolcalls_html import render_call_rows
 
 #: Shorter than ``params.MAX_TEXT_CHARS``: a target, a profile or a date is never this long.
@@ -160,15 +160,16 @@ def _tool_rows(
 
 def call_filter_from(tool: str, query: Any) -> calls.CallFilter:
     """The tool page's filter from its query parameters (review queues read it too)."""
-    since = _text(query, "since")
-    until = _text(query, "until")
+    for name in ("since", "until"):
+        _text(query, name)  # bounded like the other parameters
+    since_ms, until_ms = time_range(query, start="since", end="until", preset="within")
     return calls.CallFilter(
         tool=tool,
         scope=scope_from(query),
         errors=query.get("errors") == "1",
         slow_ms=settings.SLOW_TOOL_CALL_MS if query.get("slow") == "1" else None,
-        since_ms=parse_datetime_param("since", since) if since else None,
-        until_ms=parse_datetime_param("until", until) if until else None,
+        since_ms=since_ms,
+        until_ms=until_ms,
     )
 
 
@@ -248,7 +249,7 @@ def _failure_chart(side, tool: str, scope: Scope):
 
 
 #: The query parameters that make up a shareable view of a tool's calls.
-CALL_PARAMS = ("errors", "slow", "target", "profile", "since", "until")
+CALL_PARAMS = ("errors", "slow", "target", "profile", "within", "since", "until")
 
 
 @require_safe
@@ -265,6 +266,7 @@ def tool_detail(request: HttpRequest, name: str) -> HttpResponse:
         "params": kept,
         "slow_ms": settings.SLOW_TOOL_CALL_MS,
         "toggle": {flag: _toggled(kept, flag) for flag in ("errors", "slow")},
+        "when": time_control(request.GET, "Call time", start="since", end="until", preset="within"),
         "what": what,
         "rows": [],
     }
@@ -281,7 +283,8 @@ def tool_detail(request: HttpRequest, name: str) -> HttpResponse:
                 context.update(_group_calls(side, call_filter, what))
             else:
                 context.update(_calls_page(side, call_filter, cursor, kept))
-            if cursor is None and not request.htmx:
+            # The whole page, not a page of rows (the form's htmx request swaps #main).
+            if cursor is None and (not request.htmx or request.htmx.target == "main"):
                 context["error_groups"] = _error_groups(side, call_filter, kept)
                 context["failure_chart"] = _failure_chart(side, name, call_filter.scope)
             context.update(

@@ -173,3 +173,73 @@ document.addEventListener("click", function (event) {
   var pill = event.target.closest && event.target.closest("#live-pill");
   if (pill) pill.hidden = true;
 });
+
+// Filter forms (the list, search, a tool's calls): a refused value is shown beside
+// its field, not only in the banner. The server's 400 banner names the field
+// (data-field); a time range that ends before it starts is stopped in the browser.
+(function () {
+  "use strict";
+
+  function clearFieldErrors(form) {
+    form.querySelectorAll(".field-error").forEach(function (note) { note.remove(); });
+    form.querySelectorAll("[aria-invalid=true]").forEach(function (field) {
+      field.removeAttribute("aria-invalid");
+      field.removeAttribute("aria-describedby");
+    });
+  }
+
+  function showFieldError(name, message) {
+    var field = document.querySelector("form.filters [name='" + CSS.escape(name) + "']");
+    if (!field || field.type === "hidden") return false;
+    var form = field.form;
+    clearFieldErrors(form);
+    var note = document.createElement("span");
+    note.className = "field-error";
+    note.id = "field-error-" + name.replace(/[^A-Za-z0-9_-]/g, "_");
+    note.textContent = message;
+    var label = field.closest("label") || field;
+    label.insertAdjacentElement("afterend", note);
+    field.setAttribute("aria-invalid", "true");
+    field.setAttribute("aria-describedby", note.id);
+    var folded = field.closest("details");
+    if (folded) folded.open = true;
+    field.focus();
+    return true;
+  }
+
+  document.addEventListener("htmx:afterSettle", function (event) {
+    var flash = document.getElementById("flash");
+    if (!flash || !flash.contains(event.target) && event.target !== flash) return;
+    var banner = flash.querySelector(".banner[data-field]");
+    if (banner) showFieldError(banner.getAttribute("data-field"), banner.textContent.trim());
+  });
+
+  document.addEventListener("htmx:beforeRequest", function (event) {
+    var form = event.detail.elt && event.detail.elt.closest && event.detail.elt.closest("form.filters");
+    if (form) clearFieldErrors(form);
+  });
+
+  function checkRange(form) {
+    var start = form.querySelector("[data-range-start]");
+    var end = form.querySelector("[data-range-end]");
+    if (!start || !end) return;
+    var wrong = start.value && end.value && end.value < start.value;
+    end.setCustomValidity(wrong ? "The end of the time range must come after its start." : "");
+  }
+
+  document.addEventListener("input", function (event) {
+    var field = event.target;
+    if (field.matches && field.matches("[data-range-start], [data-range-end]") && field.form) {
+      checkRange(field.form);
+    }
+  });
+  // htmx checks a form's validity before it sends; say why it did not.
+  document.addEventListener("htmx:validation:halted", function (event) {
+    var form = event.detail.elt && event.detail.elt.closest && event.detail.elt.closest("form");
+    if (form) {
+      var folded = form.querySelector("details:has(:invalid)");
+      if (folded) folded.open = true;
+      form.reportValidity();
+    }
+  });
+})();
