@@ -141,6 +141,29 @@ def test_a_renamed_title_and_a_moved_principal_are_seen_by_the_next_pass(
 
 
 @STORE_DB
+@pytest.mark.parametrize("column", ["principal_id", "target_key", "profile_key"])
+@pytest.mark.parametrize("sid", ["sess_a", b"odd-\xe2\x82"])
+def test_a_value_edited_to_text_that_is_not_utf8_verifies_after_the_next_pass(
+    store, var_dir, staff_client, column, sid
+):
+    """The side keeps such a value as it reads (U+FFFD for the bad bytes), as its
+    filters compare it; ``--verify`` compares the same (it reported drift for ever)."""
+    store.execute(
+        "INSERT INTO sessions (id, target_key, principal_id, title, created_at, last_active) "
+        "VALUES (CAST(? AS TEXT), 't.x', 'user:alice', 'kestrel', ?, ?)",
+        (sid, BASE_MS, BASE_MS),
+    )
+    sync.sync_once()
+    store.execute(
+        f"UPDATE sessions SET {column} = CAST(CAST('kestrel' AS BLOB) || X'e282' AS TEXT) "
+        "WHERE id = CAST(? AS TEXT)",
+        (sid,),
+    )
+    sync.sync_once()
+    assert_no_drift()
+
+
+@STORE_DB
 def test_a_session_without_messages_is_found_by_principal_and_title(store, var_dir, staff_client):
     busy_store(store)
     sync.sync_once()

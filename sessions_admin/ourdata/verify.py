@@ -34,7 +34,7 @@ from sessions_admin.ourdata.rollups.principals import key_of
 from sessions_admin.ourdata.rollups.schema import GRAINS, NO_TIME, bucket_of, call_names
 from sessions_admin.ourdata.sync import prepare, read_state
 from sessions_admin.store import feed
-from sessions_admin.store.feed import FeedSession, MessageStats
+from sessions_admin.store.feed import FeedSession, MessageStats, Undecodable
 
 #: Drift lines kept per kind (the count is always exact).
 SHOWN_PER_KIND = 20
@@ -68,6 +68,11 @@ class Verdict:
             if n > len(self.drift[kind]):
                 out.append(f"  … and {n - len(self.drift[kind]):,} more")
         return out
+
+
+def _as_text(value: object) -> object:
+    """A store value as the side's text columns keep it (:class:`Undecodable`: as read)."""
+    return str(value) if isinstance(value, Undecodable) else value
 
 
 def _side_sessions(side: sqlite3.Connection) -> dict[str, tuple]:
@@ -110,7 +115,9 @@ def _check_sessions(side: sqlite3.Connection, verdict: Verdict) -> _Settled:
                 settled.waiting.add(key_of(held[2]))
             continue
         settled.rows[row.id] = row
-        want = (row.target_key, row.profile_key, row.principal_id)
+        # The side holds target, profile and principal as text, as the filters compare
+        # them: TEXT that is not UTF-8 as it reads, with U+FFFD for its bad bytes.
+        want = tuple(_as_text(v) for v in (row.target_key, row.profile_key, row.principal_id))
         folded = fold(row.title or "") + FIELD_SEPARATOR + fold(row.id)
         have = indexed.pop(row.id, None)
         if have is None:
