@@ -7,6 +7,9 @@ import json
 from urllib.parse import quote
 
 import pytest
+from hypothesis import given
+from hypothesis import settings as hsettings
+from hypothesis import strategies as st
 
 from sessions_admin.ids import session_url
 from tests.conftest import STORE_DB
@@ -214,3 +217,90 @@ def test_a_requests_summary_takes_only_what_reads_as_it(first, last, expected):
     from sessions_admin.store.frames.requests import summary_of
 
     assert summary_of(first, last) == expected
+
+
+@STORE_DB
+def test_a_requests_page_says_its_prompt_status_duration_and_tokens(store, staff_client):
+    sid = store.add_session("sess_tok")
+    lines = [
+        {"ts": BASE_MS, "kind": "request.start", "payload": {"prompt": "Why so slow?"}},
+        {
+            "ts": BASE_MS + 5,
+            "kind": "model.call",
+            "payload": {"inputTokens": 900, "outputTokens": 40},
+        },
+        b"{cut line",
+        {
+            "ts": BASE_MS + 7,
+            "kind": "model.call",
+            "usage": {"input_tokens": 100, "output_tokens": 2},
+        },
+        {"ts": BASE_MS + 8, "kind": "model.call", "payload": {"inputTokens": True}},
+        {"ts": BASE_MS + 9, "kind": "request.end", "durationMs": 1234, "payload": {"status": "ok"}},
+    ]
+    write_request(store, sid, "r1", lines)
+    body = html.unescape(text(staff_client.get(request_url(sid, "r1"))))
+    about = body[body.index('<dl class="request-about">') : body.index("</dl>")]
+    assert "Why so slow?" in about and ">ok<" in about and "1.2 s" in about
+    assert "1,000 in · 42 out" in about and "summed over 2 frames" in about
+    write_request(store, sid, "r2", [{"ts": BASE_MS, "kind": "x"}])
+    about = html.unescape(text(staff_client.get(request_url(sid, "r2"))))
+    assert "not stated by its frames" in about and "status</dt><dd>not stated" in about
+
+
+@STORE_DB
+def test_a_request_file_too_large_to_read_whole_says_its_tokens_are_not_counted(
+    store, staff_client, monkeypatch
+):
+    from sessions_admin.store.frames import requests as frame_requests
+
+    monkeypatch.setattr(frame_requests, "TOKENS_SCAN_BYTES", 100)
+    sid = store.add_session("sess_big")
+    write_request(store, sid, "r1", [frame(i, payload={"inputTokens": 5}) for i in range(10)])
+    body = html.unescape(text(staff_client.get(request_url(sid, "r1"))))
+    assert "not counted: the file is too large to read whole" in body
+
+
+@given(
+    st.lists(
+        st.fixed_dictionaries(
+            {},
+            optional={
+                "inputTokens": st.one_of(
+                    st.integers(-5, 10**6), st.booleans(), st.text(max_size=3)
+                ),
+                "outputTokens": st.integers(0, 10**6),
+                "payload": st.fixed_dictionaries(
+                    {}, optional={"input_tokens": st.integers(0, 10**6)}
+                ),
+            },
+        ),
+        max_size=12,
+    )
+)
+@hsettings(max_examples=40, deadline=None)
+def test_the_tokens_summed_equal_a_count_of_what_the_frames_state(tmp_path_factory, frames):
+    from sessions_admin.store.frames.requests import request_tokens, tokens_of
+
+    path = tmp_path_factory.mktemp("tok") / "activity-r.jsonl"
+    path.write_text("".join(json.dumps(f) + "\n" for f in frames))
+
+    def stated(value):
+        return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+    want_in = want_out = want_frames = 0
+    for f in frames:
+        payload = f.get("payload", {})
+        has_in = stated(f.get("inputTokens")) or stated(payload.get("input_tokens"))
+        has_out = stated(f.get("outputTokens"))
+        if has_in or has_out:
+            want_frames += 1
+            # The payload's count, read after the top's, is the one kept.
+            if stated(payload.get("input_tokens")):
+                want_in += payload["input_tokens"]
+            elif stated(f.get("inputTokens")):
+                want_in += f["inputTokens"]
+            want_out += f["outputTokens"] if has_out else 0
+        assert (tokens_of(f) is not None) == (has_in or has_out)
+    tokens = request_tokens(path)
+    assert (tokens.input, tokens.output, tokens.frames) == (want_in, want_out, want_frames)

@@ -82,9 +82,22 @@ from sessions_admin.store.frames.paths import (
     request_file,
     session_dir,
 )
-from sessions_admin.store.frames.requests import HEAD_BYTES, TAIL_BYTES, RequestFile, list_requests
+from sessions_admin.store.frames.requests import (
+    HEAD_BYTES,
+    TAIL_BYTES,
+    TOKENS_SCAN_BYTES,
+    RequestFile,
+    Tokens,
+    list_requests,
+    request_summary,
+    request_tokens,
+)
 
 __all__ = [
+    "TOKENS_SCAN_BYTES",
+    "Tokens",
+    "request_summary",
+    "request_tokens",
     "DEFAULT_LIMIT",
     "DEFAULT_MAX_LINE_BYTES",
     "DEFAULT_MAX_PAGE_BYTES",

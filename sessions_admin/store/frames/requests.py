@@ -77,6 +77,75 @@ def summary_of(first: dict | None, last: dict | None) -> tuple[str | None, str |
     )
 
 
+#: A request file is read whole for its token counts only up to this size.
+TOKENS_SCAN_BYTES = 4 * 1024 * 1024
+_TOKEN_KEYS = (
+    ("inputTokens", "input_tokens", "promptTokens", "prompt_tokens"),
+    ("outputTokens", "output_tokens", "completionTokens", "completion_tokens"),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Tokens:
+    """A request's model tokens, summed over the frames that state them."""
+
+    input: int = 0
+    output: int = 0
+    frames: int = 0  # frames that stated a count
+    #: Why they were not counted (a file too large to read whole), or "".
+    not_counted: str = ""
+
+
+def _count(value: object) -> int | None:
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**53:
+        return value
+    return None
+
+
+def tokens_of(frame: dict) -> tuple[int, int] | None:
+    """(input, output) tokens a frame states, at its top, in its payload or its
+    ``usage``; None when it states neither."""
+    holders = [frame, frame.get("payload")]
+    holders += [h.get("usage") for h in holders if isinstance(h, dict)]
+    found = [0, 0]
+    stated = False
+    for holder in holders:
+        if not isinstance(holder, dict):
+            continue
+        for n, keys in enumerate(_TOKEN_KEYS):
+            for key in keys:
+                if (count := _count(holder.get(key))) is not None:
+                    found[n], stated = count, True
+                    break
+    return (found[0], found[1]) if stated else None
+
+
+def request_tokens(path: str | Path) -> Tokens:
+    """The tokens a request's frames state, summed; a file over ``TOKENS_SCAN_BYTES``
+    is not read whole (the page says so) and counts nothing."""
+    try:
+        fd = open_regular(str(path))
+    except (FramesError, OSError):
+        return Tokens(not_counted="the file cannot be read")
+    with os.fdopen(fd, "rb", buffering=0) as f:
+        size = os.fstat(f.fileno()).st_size
+        if size > TOKENS_SCAN_BYTES:
+            return Tokens(not_counted="the file is too large to read whole")
+        data = f.read(size)
+    total_in = total_out = stated = 0
+    for line in data.split(b"\n"):
+        frame = _frame_of_line(line) if line.strip() else None
+        if frame is not None and (counts := tokens_of(frame)) is not None:
+            total_in, total_out, stated = total_in + counts[0], total_out + counts[1], stated + 1
+    return Tokens(total_in, total_out, stated)
+
+
+def request_summary(path: str | Path) -> tuple[str | None, str | None, int | None]:
+    """(prompt, status, duration ms) of one request file, from both its ends."""
+    _, _, first, last = _peek(str(path))
+    return summary_of(first, last)
+
+
 # --- Listing -------------------------------------------------------------------------
 
 

@@ -115,6 +115,7 @@ def request_frames_page(request: HttpRequest, session_id: str, request_id: str) 
         return frames_problem(request, exc, back)
 
     session = queries.get_session(session_id)
+    prompt, status, duration_ms = frames.request_summary(path)
     kept = [f for f in page.frames if query.keeps(f)] if query.active else page.frames
     t0 = min((f.ts_ms for f in kept if f.ts_ms is not None), default=None)
     rows = frame_rows(session_id, request_id, kept, has_session=session is not None, t0=t0)
@@ -122,6 +123,12 @@ def request_frames_page(request: HttpRequest, session_id: str, request_id: str) 
         "session_id": session_id,
         "session": session,
         "request_id": request_id,
+        "about": {
+            "prompt": prompt,
+            "status": status,
+            "duration_ms": duration_ms,
+            "tokens": frames.request_tokens(path),
+        },
         "page": page,
         "rows": rows,
         "query": query,
@@ -188,6 +195,7 @@ def _tail(
     )
     page = result.page
     session = queries.get_session(session_id)
+    prompt, status, duration_ms = frames.request_summary(path)
     kept = [f for f in page.frames if query.keeps(f)] if query.active else page.frames
     context: dict[str, Any] = {
         "session_id": session_id,
