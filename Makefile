@@ -75,8 +75,8 @@ browser-deps: ## Debian's Chromium for the browser tests (nothing downloads a br
 test: setup-dev browser-deps ## The whole suite, browser tests included
 	$(PY) -m pytest
 
-test-fast: setup-dev ## The inner loop: everything but the browser tests and the slow ones (the crawl, the fuzzer)
-	$(PY) -m pytest -m "not browser and not slow"
+test-fast: setup-dev ## The inner loop on two cores: everything but the browser tests and the slow ones (the crawl, the fuzzer)
+	$(PY) -m pytest -n 2 -m "not browser and not slow"
 
 lint: setup-dev ## ruff, then the import contracts in pyproject.toml (import-linter)
 	$(VENV)/bin/ruff check .

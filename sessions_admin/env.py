@@ -7,6 +7,7 @@ surprising default.
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -112,3 +113,24 @@ def env_database_url(name: str) -> dict | None:
     if not config.get("NAME"):
         raise ImproperlyConfigured(f"{name} names no database (postgres://user@host/NAME)")
     return dict(config)
+
+
+def env_mask_rules(off_name: str, rules_name: str) -> tuple:
+    """The masking rules in force: built-ins less ``off_name``'s list, plus
+    ``rules_name``'s JSON object of name to regular expression."""
+    from sessions_admin.masking import parse_rules
+
+    raw = env_str(rules_name).strip()
+    try:
+        custom = json.loads(raw) if raw else {}
+    except ValueError as exc:
+        raise ImproperlyConfigured(f"{rules_name} must be a JSON object: {exc}") from None
+    if not isinstance(custom, dict) or not all(isinstance(v, str) for v in custom.values()):
+        raise ImproperlyConfigured(
+            f"{rules_name} must be a JSON object of names to patterns, "
+            'like {"ticket": "T-[0-9]+"}'
+        )
+    try:
+        return parse_rules(env_str(off_name), custom)
+    except ValueError as exc:
+        raise ImproperlyConfigured(f"{rules_name} / {off_name}: {exc}") from None

@@ -13,6 +13,7 @@ from __future__ import annotations
 from sessions_admin.ourdata.audit import AuditSession, DeletionAudit
 from sessions_admin.ourdata.erasures import Erasure
 from sessions_admin.ourdata.jobs import Job, JobSession
+from sessions_admin.ourdata.reveals import Reveal
 from sessions_admin.ourdata.review.models import (
     EarlierVerdict,
     Label,
@@ -35,6 +36,7 @@ __all__ = [
     "LabelCopiesMark",
     "Message",
     "Note",
+    "Reveal",
     "ReviewItem",
     "ReviewQueue",
     "Session",

@@ -20,6 +20,7 @@ from sessions_admin.env import (
     env_int,
     env_is_set,
     env_list,
+    env_mask_rules,
     env_path,
     env_str,
     env_url_template,
@@ -57,6 +58,11 @@ AGENTS_HOST_HOME = env_path("AGENTS_HOST_HOME") or VAR_DIR / "demo-home"
 STORE_PATH = env_path("SESSIONS_ADMIN_STORE") or AGENTS_HOST_HOME / "data" / "agents" / "store.db"
 FRAMES_DIR = env_path("SESSIONS_ADMIN_FRAMES_DIR") or AGENTS_HOST_HOME / "sessions"
 READ_ONLY = env_bool("SESSIONS_ADMIN_READ_ONLY", False)
+# Secrets and personal data are masked where they are shown (sessions_admin.masking):
+# built-in detectors, less those named in SESSIONS_ADMIN_MASK_OFF, plus the JSON object
+# of name -> regular expression in SESSIONS_ADMIN_MASK_RULES; a bad one stops the start.
+MASKING = env_bool("SESSIONS_ADMIN_MASKING", True)
+MASK_RULES = env_mask_rules("SESSIONS_ADMIN_MASK_OFF", "SESSIONS_ADMIN_MASK_RULES")
 # The runtime writes while we read: wait this long for its locks before giving up.
 # The name this dashboard's store goes by in Django's own database: every row of
 # ours that names a session (notes, labels, review items, the audit, jobs) names

@@ -36,6 +36,7 @@ from sessions_admin.views import (
     notes,
     overview,
     principals,
+    reveal,
     review_export,
     review_labels,
     reviews,
@@ -77,6 +78,8 @@ SESSION_PAGES = SessionPages(
     SessionPage("note_edit", r"notes/(?P<note_id>[0-9]{1,19})/edit", notes.edit_note),
     SessionPage("note_delete", r"notes/(?P<note_id>[0-9]{1,19})/delete", notes.delete_note),
     SessionPage("labels", r"labels", review_labels.session_labels),
+    # Hidden values shown in full for a reason, audited (a POST).
+    SessionPage("reveal", r"reveal", reveal.reveal_message),
 )
 
 urlpatterns = [

@@ -10,7 +10,7 @@ from django.urls import reverse
 from django.utils.html import format_html
 
 from sessions_admin.admin.base import ReadOnlyAdmin
-from sessions_admin.models import DeletionAudit, Erasure, Label
+from sessions_admin.models import DeletionAudit, Erasure, Label, Reveal
 from sessions_admin.ourdata.storename import current_store
 from sessions_admin.templatetags.sessions_admin import short_id
 
@@ -83,3 +83,22 @@ class ErasureAdmin(ReadOnlyAdmin):
     @admin.display(description="receipt")
     def receipt_link(self, obj: Erasure) -> str:
         return format_html('<a href="{}">receipt {}</a>', reverse("erasure", args=[obj.pk]), obj.pk)
+
+
+@admin.register(Reveal)
+class RevealAdmin(ReadOnlyAdmin):
+    """Every reveal of hidden values, read-only: who, when, which message, and why."""
+
+    list_display = ("revealed_at", "actor", "session_short", "message_id", "reason")
+    search_fields = ("actor", "reason")
+    date_hierarchy = "revealed_at"
+
+    @admin.display(description="session")
+    def session_short(self, obj: Reveal) -> str:
+        return short_id(obj.session_id)
+
+    def get_queryset(self, request: HttpRequest) -> Any:
+        return super().get_queryset(request).filter(store_name=current_store())
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
+        return [f.name for f in self.model._meta.fields]

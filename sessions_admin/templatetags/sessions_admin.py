@@ -24,6 +24,7 @@ from sessions_admin.humanize import duration, exact_time, file_size
 from sessions_admin.ids import principal_url
 from sessions_admin.ids import session_url as build_session_url
 from sessions_admin.markup import esc, linked_text, safe_html
+from sessions_admin.masking import masked_html, masker
 from sessions_admin.store.timeutil import from_epoch_ms
 from sessions_admin.store.values import OddValue, Undecodable
 
@@ -186,6 +187,29 @@ def odd(value: object) -> SafeString | object:
     if isinstance(value, OddValue):
         return safe_html(odd_html(value))  # escaped in odd_html
     return value
+
+
+@register.filter
+def masked(value: object) -> SafeString | object:
+    """A store text for a page, its hidden values masked (a value that is not text is
+    marked as :func:`odd` does)."""
+    if isinstance(value, Undecodable):
+        return safe_html(
+            f'<span class="odd">{masked_html(value, masker())}</span> '
+            f'<span class="mark mark-broken">{Undecodable.MARK}</span>'
+        )
+    if isinstance(value, OddValue):
+        return safe_html(odd_html(value))
+    if not isinstance(value, str):
+        return value
+    return safe_html(masked_html(value, masker()))
+
+
+@register.filter
+def masked_text(value: object) -> object:
+    """The same for plain text (a page's ``<title>``): tags without their markup."""
+    active = masker()
+    return active.text(value) if active is not None and isinstance(value, str) else value
 
 
 @register.simple_tag

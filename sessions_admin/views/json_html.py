@@ -17,6 +17,7 @@ from typing import Any
 from django.utils.safestring import SafeString
 
 from sessions_admin.markup import esc, safe_html
+from sessions_admin.masking import mark_html
 
 #: Trees open their first levels; deeper nodes start collapsed.
 TREE_OPEN_DEPTH = 3
@@ -84,7 +85,8 @@ def highlight(value: Any) -> SafeString | None:
         _pretty(value, "", out)
     except RecursionError:
         return None
-    return safe_html(_ascii_safe("".join(out)))  # every store string went through esc()
+    # Every store string went through esc(); masked values become their spans.
+    return safe_html(mark_html(_ascii_safe("".join(out))))
 
 
 def _count(value: Any) -> str:
@@ -133,7 +135,7 @@ def tree(value: Any) -> SafeString | None:
     except RecursionError:
         return None
     out.append("</details>")
-    return safe_html(_ascii_safe("".join(out)))  # every store string went through esc()
+    return safe_html(mark_html(_ascii_safe("".join(out))))
 
 
 def json_kind(value: Any) -> str:

@@ -23,6 +23,8 @@ from django.views.decorators.vary import vary_on_headers
 from sessions_admin import clock, params
 from sessions_admin.access import staff_view
 from sessions_admin.ids import session_url
+from sessions_admin.masking import masker
+from sessions_admin.ourdata.reveals import REVEAL_PERMISSION
 from sessions_admin.params import MAX_SQLITE_INT
 from sessions_admin.store import frames, queries, transcript
 from sessions_admin.store.connection import frames_root
@@ -80,7 +82,8 @@ def _transcript_context(request: HttpRequest, session: queries.SessionRow) -> di
     except transcript.UnknownMessage as exc:
         raise Http404(str(exc)) from None
     kept = message_filter.as_query()
-    items = message_items(session.id, page)
+    can_reveal = request.user.has_perm(REVEAL_PERMISSION)
+    items = message_items(session.id, page, can_reveal=can_reveal)
     review = notes_context(request, session.id)
     attach_notes(items, review, session.id)
     # One lstat a page: trace links to frames that are not on disk lead nowhere.
@@ -103,6 +106,7 @@ def _transcript_context(request: HttpRequest, session: queries.SessionRow) -> di
         "show_before_row": True,
         "show_after_row": True,
         "has_frames": has_frames,
+        "can_reveal": can_reveal and masker() is not None,
         **_display_context(),
     }
 
@@ -139,7 +143,7 @@ def _state_context(session: queries.SessionRow) -> dict[str, Any]:
             if parsed is None or not parsed.valid:
                 item["mark"] = "not valid JSON"
             else:
-                item["html"] = json_html.tree(parsed.value)
+                item["html"] = json_html.tree(_masked_value(parsed.value))
         # A key that is not UTF-8 cannot be written into a URL exactly: no link.
         linkable = not isinstance(row.key, Undecodable)
         item["full_url"] = _state_value_url(session.id, row.key) if linkable else ""
@@ -292,8 +296,12 @@ def _value_response(
     back_url: str,
 ) -> HttpResponse:
     if request.GET.get("raw") == "1":
-        # Raw means as stored: text that is not UTF-8 leaves as its own bytes.
-        body = text.raw if isinstance(text, Undecodable) else text
+        # Raw means as stored: text that is not UTF-8 leaves as its own bytes; hidden
+        # values are masked all the same (revealing is a POST with a reason).
+        if (active := masker()) is not None:
+            body = active.text(text)
+        else:
+            body = text.raw if isinstance(text, Undecodable) else text
         response = HttpResponse(body, content_type="text/plain; charset=utf-8")
         response["Content-Disposition"] = content_disposition_header(True, filename)
         return response
@@ -318,9 +326,15 @@ def _value_response(
         if parsed is None or not parsed.valid:
             context["mark"] = "not valid JSON"
         elif isinstance(parsed.value, dict | list):
-            context["html"] = json_html.highlight(parsed.value)
+            context["html"] = json_html.highlight(_masked_value(parsed.value))
     template = f"{VALUE_TEMPLATE}#value" if request.htmx else VALUE_TEMPLATE
     return render(request, template, context)
+
+
+def _masked_value(value: Any) -> Any:
+    """A parsed JSON value as a page shows it: its hidden values masked."""
+    active = masker()
+    return value if active is None else active.value(value, html=True)
 
 
 def _with_raw(request: HttpRequest) -> str:

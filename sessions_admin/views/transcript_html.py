@@ -19,6 +19,7 @@ from __future__ import annotations
 from django.utils.safestring import SafeString
 
 from sessions_admin.markup import esc, safe_html
+from sessions_admin.masking import mark_html
 from sessions_admin.templatetags.sessions_admin import odd_html
 from sessions_admin.views.transcript_items import (
     JsonBlock,
@@ -59,13 +60,21 @@ def message_html(m: MessageItem, has_frames: bool) -> str:
             _copy_text(m) if m.content else "",
             f'<a class="permalink" href="{esc(m.permalink)}" title="Permalink to this message">'
             f'#{mid}</a><button type="button" class="copy" data-copy-link>copy link</button>'
-            f"{_note_link(m.note_url, mid)}</div>",
+            f"{_note_link(m.note_url, mid)}{_reveal_button(mid) if m.revealable else ''}</div>",
         )
     )
     # Notes are markup already (views.notes_html.notes_beside_messages escapes their values).
     body = _body(m, mid) if m.content else ""
     tool = _tool_card(m.tool) if m.tool is not None else ""
     return f"{head}{_HEAD_BREAK}{m.notes_html}{_HEAD_BREAK}{body}{_HEAD_BREAK}{tool}\n    </li>"
+
+
+def _reveal_button(mid: str) -> str:
+    """Opens the page's one reveal form for this message (review.js), asking a reason."""
+    return (
+        f'<button type="button" class="reveal-button" data-reveal-message="{mid}" '
+        f'aria-controls="reveal-form">reveal…</button>'
+    )
 
 
 def _time(m: MessageItem) -> str:
@@ -134,7 +143,7 @@ def _body(m: MessageItem, mid: str) -> str:
     note = _truncated_note(m.content_truncated) if m.content_truncated is not None else ""
     return (
         f'<div class="msg-body" id="value-{mid}-content"><pre class="content">'
-        f"{esc(m.content)}</pre>{note}</div>"
+        f"{mark_html(esc(m.content))}</pre>{note}</div>"
     )
 
 
@@ -199,7 +208,7 @@ def _json_block(b: JsonBlock) -> str:
     value = (
         f'<pre class="json">{b.html}</pre>'
         if b.html
-        else f'<pre class="json raw">{esc(b.text)}</pre>'
+        else f'<pre class="json raw">{mark_html(esc(b.text))}</pre>'
     )
     actions = (
         _truncated_note(b.truncated)
@@ -210,6 +219,6 @@ def _json_block(b: JsonBlock) -> str:
     return (
         f'<details class="json-block{" is-error" if b.error else ""}"><summary>'
         f'<span class="json-label">{label}</span> '
-        f'<code class="json-summary">{esc(b.summary)}</code>{mark}{error}</summary>'
+        f'<code class="json-summary">{mark_html(esc(b.summary))}</code>{mark}{error}</summary>'
         f'<div id="{esc(b.dom_id)}">{value}{actions}</div></details>'
     )

@@ -28,6 +28,7 @@ from django.utils.safestring import SafeString
 from sessions_admin.humanize import duration, file_size, shown_and_exact_time
 from sessions_admin.ids import session_url
 from sessions_admin.markup import safe_html
+from sessions_admin.masking import CLOSE, OPEN, masker
 from sessions_admin.store.jsontext import parse_json_text
 from sessions_admin.store.spec import KNOWN_ROLES
 from sessions_admin.store.transcript import (
@@ -149,6 +150,8 @@ class MessageItem(Fields):
     #: the link that writes one ("" without "Can annotate"); set by the session view.
     notes_html: str = ""
     note_url: str = ""
+    #: Some of its values are masked and the reader may reveal them (a reveal button).
+    revealable: bool = False
 
 
 def chip_for(call_id: str) -> int:
@@ -249,7 +252,20 @@ def content_without_result(content: str, result: str) -> str:
 
 def _summary(text: str) -> str:
     line = " ".join(text[: SUMMARY_CHARS * 2].split())
-    return line if len(line) <= SUMMARY_CHARS else line[: SUMMARY_CHARS - 1] + "…"
+    if len(line) > SUMMARY_CHARS:
+        line = line[: SUMMARY_CHARS - 1] + "…"
+    # A masked value cut in two is left out whole (its tag would not read).
+    if (start := line.rfind(OPEN)) > line.rfind(CLOSE):
+        line = line[:start] + "…"
+    return line
+
+
+def _masks_something(item: MessageItem) -> bool:
+    """Whether a value of the message is shown masked (its tags are marked in the text)."""
+    if OPEN in item.content:
+        return True
+    blocks = item.tool.blocks if item.tool is not None else []
+    return any(OPEN in block.text or (block.html and OPEN in block.html) for block in blocks)
 
 
 def _split_at(url: str, marker: str) -> tuple[str, str]:
@@ -265,9 +281,19 @@ class MessageItems:
     the slow threshold's text) is made once here, not per message.
     """
 
-    def __init__(self, session_id: str, page: MessagePage) -> None:
+    def __init__(
+        self,
+        session_id: str,
+        page: MessagePage,
+        *,
+        reveal: bool = False,
+        can_reveal: bool = False,
+    ) -> None:
         self.session_id = session_id
         self.page = page
+        #: Hidden values masked for the page (None: revealed, or masking switched off).
+        self.mask = None if reveal else masker()
+        self.can_reveal = can_reveal and self.mask is not None
         self.slow_ms = settings.SLOW_TOOL_CALL_MS
         self.slow_threshold = duration(self.slow_ms)
         self.zone = timezone.get_current_timezone()
@@ -321,7 +347,7 @@ class MessageItems:
             content = content_without_result(row.content.text, row.tool_result.text)
         else:
             content = row.content.text
-        item.content = content
+        item.content = self.mask.text(content, html=True) if self.mask else content
         has_tool = row.tool_name or row.tool_args is not None or row.tool_result is not None
         if row.role == "tool" or has_tool:
             item.tool = self.tool_card(row, call_short)
@@ -331,6 +357,8 @@ class MessageItems:
         undecodable = undecodable_columns(row)
         if undecodable:
             item.undecodable = ", ".join(undecodable)
+        if self.can_reveal:
+            item.revealable = _masks_something(item)
         return item
 
     def trace(self, trace_id: str) -> tuple[str, str, str, str]:
@@ -381,11 +409,12 @@ class MessageItems:
 
     def json_block(self, row: MessageRow, label: str, column: str, value: Value) -> JsonBlock:
         """A tool value: highlighted when it is a JSON object or array, else raw and marked."""
+        text = self.mask.text(value.text, html=True) if self.mask else value.text
         block = JsonBlock(
             label=label,
             dom_id=f"value-{row.id}-{column}",
-            summary=_summary(value.text),
-            text=value.text,
+            summary=_summary(text),
+            text=text,
         )
         is_result = column == "tool_result"
         if value.truncated:
@@ -406,7 +435,8 @@ class MessageItems:
             block.mark, block.broken = "not valid JSON", True
             return block
         if isinstance(parsed.value, dict | list):
-            block.html = json_html.highlight(parsed.value)
+            shown = self.mask.value(parsed.value, html=True) if self.mask else parsed.value
+            block.html = json_html.highlight(shown)
         else:
             block.mark = f"JSON {json_html.json_kind(parsed.value)}, not an object"
         block.error = is_result and parsed.reports_error
@@ -422,9 +452,12 @@ class MessageItems:
         )
 
 
-def message_items(session_id: str, page: MessagePage) -> list[MessageItem]:
-    """The items of one page of the transcript, ready for the ``messages`` partial."""
-    return MessageItems(session_id, page).items()
+def message_items(
+    session_id: str, page: MessagePage, *, reveal: bool = False, can_reveal: bool = False
+) -> list[MessageItem]:
+    """The items of one page of the transcript, ready for the ``messages`` partial
+    (hidden values masked unless ``reveal``; a reveal button where ``can_reveal``)."""
+    return MessageItems(session_id, page, reveal=reveal, can_reveal=can_reveal).items()
 
 
 # -- the outline of tool calls ---------------------------------------------------

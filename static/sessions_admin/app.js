@@ -243,3 +243,31 @@ document.addEventListener("click", function (event) {
     }
   });
 })();
+
+// Reveal: "reveal…" beside a message with masked values opens the page's one reveal
+// form for it; the answer (that message, in full) replaces the message in place.
+(function () {
+  "use strict";
+  document.addEventListener("click", function (event) {
+    var button = event.target.closest && event.target.closest("button[data-reveal-message]");
+    var dialog = document.getElementById("reveal-form");
+    if (button && dialog) {
+      var id = button.getAttribute("data-reveal-message");
+      var form = dialog.querySelector("form");
+      form.querySelector("input[name=message]").value = id;
+      form.setAttribute("hx-target", "#message-" + id);
+      dialog.querySelector("[data-reveal-number]").textContent = "#" + id;
+      dialog.showModal();
+      dialog.querySelector("input[name=reason]").focus();
+      return;
+    }
+    if (event.target.closest && event.target.closest("[data-close-reveal]") && dialog) dialog.close();
+  });
+  document.addEventListener("htmx:afterRequest", function (event) {
+    var dialog = document.getElementById("reveal-form");
+    if (dialog && dialog.contains(event.detail.elt) && event.detail.successful) {
+      dialog.close();
+      dialog.querySelector("input[name=reason]").value = "";
+    }
+  });
+})();

@@ -1,0 +1,260 @@
+"""Secrets and personal data hidden at display time, from what is already stored.
+
+The runtime stores what people and tools said; nothing is masked on the way in. Every
+value reaches a person through our code, so it is masked there: :func:`masker` gives
+the rules in force (built-ins, less those switched off, plus the operator's own, from
+settings), and :class:`Masker` replaces each finding with its kind and a short stable
+tag, ``[email · 3f9a]`` or ``[card ···4242]``: the tag is a keyed digest of the value,
+so two messages holding one hidden address show one tag, and the value cannot be read
+back from it. In JSON, the values of keys named like a password, secret or token are
+hidden whole (strings only: ``inputTokens: 900`` is a count, not a secret).
+
+For HTML, :meth:`Masker.text` with ``html=True`` wraps each tag in two private-use
+characters, which :func:`mark_html` turns into a span that a screen reader reads as
+"hidden e-mail address" once the text is escaped.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from django.conf import settings
+
+from sessions_admin.markup import esc
+
+#: Around a tag in text bound for HTML (private-use: no real text is changed by them).
+OPEN, CLOSE, SPLIT = "\ue000", "\ue001", "\ue002"
+
+
+def luhn(digits: str) -> bool:
+    """The card-number check digit holds (a 16-digit order number mostly fails it)."""
+    total = 0
+    for n, char in enumerate(reversed(digits)):
+        d = ord(char) - 48
+        if n % 2:
+            d = d * 2 - 9 if d > 4 else d * 2
+        total += d
+    return total % 10 == 0
+
+
+def _card(found: str) -> str | None:
+    digits = re.sub(r"[ -]", "", found)
+    if not 13 <= len(digits) <= 19 or not luhn(digits):
+        return None
+    return f"card ···{digits[-4:]}"
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One detector: what it finds, what the tag and a screen reader call it."""
+
+    name: str
+    pattern: str
+    spoken: str
+    #: A finding becomes its tag's head (``card ···4242``), or None: not a finding.
+    check: Callable[[str], str | None] | None = None
+    flags: int = 0
+    #: The tag's head when there is no check (default: the name, spaced).
+    head: str = ""
+
+
+BUILTIN_RULES: tuple[Rule, ...] = (
+    Rule(
+        "private_key",
+        r"-----BEGIN [A-Z ]{0,40}PRIVATE KEY-----(?:.*?-----END [A-Z ]{0,40}PRIVATE KEY-----|.*)",
+        "hidden private key",
+        flags=re.DOTALL,
+    ),
+    Rule(
+        "jwt",
+        r"\beyJ[A-Za-z0-9_-]{4,}\.eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*",
+        "hidden web token",
+    ),
+    Rule(
+        "bearer",
+        # A credential has a digit or a symbol: "Bearer responsibilities" is prose.
+        r"(?:(?<=Bearer )|(?<=bearer ))(?=[A-Za-z0-9._~+/=-]*[0-9._~+/=-])[A-Za-z0-9._~+/=-]{16,}"
+        r"|(?:(?<=Basic )|(?<=basic ))(?=[A-Za-z0-9+/]*[0-9+/=])[A-Za-z0-9+/]{12,}={0,2}",
+        "hidden credential",
+        head="credential",
+    ),
+    Rule(
+        "api_key",
+        r"\bsk-(?:proj-|live-|test-|ant-)?[A-Za-z0-9_-]{20,}"
+        r"|\bAKIA[0-9A-Z]{16}\b"
+        r"|\bgh[pousr]_[A-Za-z0-9]{36,}\b|\bgithub_pat_[A-Za-z0-9_]{22,}"
+        r"|\bxox[abposr]-[A-Za-z0-9-]{10,}",
+        "hidden access key",
+        head="key",
+    ),
+    Rule(
+        "email",
+        r"\b[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63})*\.[A-Za-z]{2,24}\b",
+        "hidden e-mail address",
+    ),
+    Rule("card", r"(?<![\d-])\d(?:[ -]?\d){12,18}(?![\d-])", "hidden card number", _card),
+)
+BUILTIN_NAMES = tuple(rule.name for rule in BUILTIN_RULES)
+
+#: JSON keys whose string values are hidden whole, compared without case, ``-`` or ``_``.
+_SECRET_KEY = re.compile(r"password|passwd|secret|apikey|authorization|token$|credential")
+
+
+def secret_key(key: object) -> bool:
+    """A JSON key named like a password, a secret, an API key, a token or credentials."""
+    return isinstance(key, str) and bool(
+        _SECRET_KEY.search(key.lower().replace("_", "").replace("-", ""))
+    )
+
+
+#: ``"password": "…"`` in text that is not parsed (a message's content, a cut value).
+_KEYED_STRING = re.compile(
+    r'("(?P<key>[^"\\]{1,64})"\s*:\s*)"(?P<value>(?:[^"\\]|\\.)*)"', re.IGNORECASE
+)
+
+
+class Masker:
+    """The rules in force, and the key that makes the tags stable."""
+
+    def __init__(self, rules: tuple[Rule, ...], key: bytes) -> None:
+        self.rules = rules
+        self.key = key
+        joined = "|".join(f"(?P<r{n}>{rule.pattern})" for n, rule in enumerate(rules))
+        self.pattern = re.compile(joined, _flags(rules)) if rules else None
+
+    def tag(self, rule: Rule, head: str, found: str, *, html: bool) -> str:
+        digest = hmac.new(self.key, found.encode("utf-8", "surrogatepass"), hashlib.sha256)
+        text = head if rule.check else f"{head} · {digest.hexdigest()[:4]}"
+        return f"{OPEN}{rule.spoken}{SPLIT}[{text}]{CLOSE}" if html else f"[{text}]"
+
+    def text(self, value: str, *, html: bool = False) -> str:
+        """``value`` with every finding replaced by its tag. Text that is not UTF-8 is
+        masked as it reads; a description of a value that is not text (a BLOB, a
+        number) holds nothing to hide and stays as it is."""
+        if type(value) is not str:
+            if not isinstance(value, str) or not isinstance(getattr(value, "raw", None), bytes):
+                return value
+            value = str.__str__(value)  # TEXT that is not UTF-8: its text, U+FFFD and all
+        if not value:
+            return value
+        if html and (OPEN in value or CLOSE in value or SPLIT in value):
+            value = value.replace(OPEN, "\ufffd").replace(CLOSE, "\ufffd").replace(SPLIT, "\ufffd")
+        if '"' in value and ":" in value:
+            value = _KEYED_STRING.sub(lambda m: self._keyed(m, html=html), value)
+        if self.pattern is None:
+            return value
+        return self.pattern.sub(lambda m: self._found(m, html=html), value)
+
+    def _keyed(self, match: re.Match, *, html: bool) -> str:
+        if not secret_key(match.group("key")) or not match.group("value"):
+            return match.group(0)
+        return f'{match.group(1)}"{self.tag(SECRET, "secret", match.group("value"), html=html)}"'
+
+    def _found(self, match: re.Match, *, html: bool) -> str:
+        rule = self.rules[int(match.lastgroup[1:])]  # type: ignore[index]
+        found = match.group(0)
+        if OPEN in found:  # a tag placed by the keyed pass: leave it whole
+            return found
+        head = rule.check(found) if rule.check else rule.head or rule.name.replace("_", " ")
+        if head is None:
+            return found
+        return self.tag(rule, head, found, html=html)
+
+    def value(self, value: Any, *, html: bool = False) -> Any:
+        """A parsed JSON value with its strings masked and secret keys' strings hidden."""
+        if isinstance(value, str):
+            return self.text(value, html=html)
+        if isinstance(value, dict):
+            return {
+                k: self._secret(v, html=html) if secret_key(k) else self.value(v, html=html)
+                for k, v in value.items()
+            }
+        if isinstance(value, list):
+            return [self.value(v, html=html) for v in value]
+        return value
+
+    def _secret(self, value: Any, *, html: bool) -> Any:
+        if isinstance(value, str):
+            return self.tag(SECRET, "secret", value, html=html) if value else value
+        if isinstance(value, dict | list):
+            walk = value.values() if isinstance(value, dict) else value
+            hidden = [self._secret(v, html=html) for v in walk]
+            return dict(zip(value, hidden, strict=True)) if isinstance(value, dict) else hidden
+        return value
+
+
+SECRET = Rule("secret", "", "hidden secret", check=None)
+
+
+def _flags(rules: tuple[Rule, ...]) -> int:
+    flags = 0
+    for rule in rules:
+        flags |= rule.flags
+    return flags
+
+
+_MARKED = re.compile(f"{OPEN}([^{SPLIT}{CLOSE}]*){SPLIT}([^{CLOSE}]*){CLOSE}")
+
+
+def mark_html(escaped: str) -> str:
+    """Escaped HTML with each tag made a span a screen reader reads by its kind."""
+    if OPEN not in escaped:
+        return escaped
+    return _MARKED.sub(
+        r'<span class="masked"><span class="visually-hidden">\1 </span>'
+        r'<span aria-hidden="true">\2</span></span>',
+        escaped,
+    )
+
+
+def masked_html(value: str, active: Masker | None) -> str:
+    """``value`` escaped for HTML, masked when ``active`` is."""
+    if active is None:
+        return esc(value)
+    return mark_html(esc(active.text(value, html=True)))
+
+
+def parse_rules(builtins_off: str, custom: Mapping[str, str]) -> tuple[Rule, ...]:
+    """The rules in force; a bad name or pattern raises ValueError with a sentence."""
+    off = {name.strip() for name in builtins_off.split(",") if name.strip()}
+    unknown = off - set(BUILTIN_NAMES)
+    if unknown:
+        raise ValueError(
+            f"SESSIONS_ADMIN_MASK_OFF names no built-in rule: {', '.join(sorted(unknown))} "
+            f"(the built-ins are {', '.join(BUILTIN_NAMES)})."
+        )
+    rules = [rule for rule in BUILTIN_RULES if rule.name not in off]
+    for name, pattern in custom.items():
+        if not re.fullmatch(r"[a-z][a-z0-9_]{0,30}", name):
+            raise ValueError(
+                f"The masking rule name {name!r} must be a short lower-case word "
+                "(letters, digits, _)."
+            )
+        try:
+            compiled = re.compile(pattern)
+        except re.error as exc:
+            raise ValueError(f"The masking rule {name!r} has a bad pattern: {exc}.") from None
+        if compiled.match(""):
+            raise ValueError(
+                f"The masking rule {name!r} matches empty text: it would hide nothing."
+            )
+        rules.append(Rule(name, f"(?:{pattern})", f"hidden {name.replace('_', ' ')}"))
+    return tuple(rules)
+
+
+@lru_cache(maxsize=4)
+def _masker(rules: tuple[Rule, ...], key: str) -> Masker:
+    return Masker(rules, hashlib.sha256(("sessions-admin-masking:" + key).encode()).digest())
+
+
+def masker() -> Masker | None:
+    """The masker in force (None: masking switched off by the operator)."""
+    if not getattr(settings, "MASKING", True):
+        return None
+    return _masker(settings.MASK_RULES, settings.SECRET_KEY)

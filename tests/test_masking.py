@@ -1,0 +1,238 @@
+"""Hidden until revealed: the detectors against a corpus with near-misses, the
+transcript's pages never showing a planted secret, and the audited reveal."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.contrib.auth.models import User
+from django.core.exceptions import ImproperlyConfigured
+from django.test import Client
+from hypothesis import HealthCheck, given
+from hypothesis import settings as hsettings
+from hypothesis import strategies as st
+
+from sessions_admin.env import env_mask_rules
+from sessions_admin.ids import session_url
+from sessions_admin.masking import BUILTIN_RULES, Masker, luhn, masker, parse_rules
+from sessions_admin.ourdata.reveals import Reveal
+from tests.conftest import STORE_DB, staff_client_with
+
+#: (kind, a value the rule must hide) for every built-in.
+SECRETS = [
+    ("email", "alice.smith+test@example.co.uk"),
+    ("card", "4242 4242 4242 4242"),
+    ("card", "5555-5555-5555-4444"),
+    ("jwt", "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"),
+    ("credential", "Bearer abc123.DEF-456_ghi789xyz"),
+    ("credential", "Basic dXNlcjpwYXNzd29yZA=="),
+    ("key", "sk-proj-Abc123Def456Ghi789Jkl012"),
+    ("key", "AKIAIOSFODNN7EXAMPLE"),
+    ("key", "ghp_" + "a1B2c3D4" * 5),
+    ("key", "github_pat_11ABCDEFG0abcdefghijklmnop"),
+    ("key", "xoxb-1234567890-abcdefghij"),
+    ("private key", "-----BEGIN RSA PRIVATE KEY-----\nMIIEow\n-----END RSA PRIVATE KEY-----"),
+]  # fmt: skip
+#: Text that looks close and must stay visible.
+NEAR_MISSES = [
+    "order 1234567812345678 shipped",  # 16 digits that fail the Luhn check
+    "use sk-learn and sk-image for it",  # sk- in prose
+    "Bearer responsibilities are shared",
+    "Basic information first",
+    "mail me at alice@localhost",  # no domain suffix
+    "version 1.2.3.4 of eyJ-something",
+    "AKIA is not a key alone",
+    "inputTokens went up",
+]
+
+
+def hidden(text: str) -> str:
+    active = masker()
+    assert active is not None
+    return active.text(text)
+
+
+@pytest.mark.parametrize(("kind", "secret"), SECRETS)
+def test_every_built_in_hides_its_kind_and_keeps_the_text_around_it(kind, secret):
+    shown = hidden(f"before {secret} after")
+    assert shown.startswith("before ") and shown.endswith(" after")
+    assert f"[{kind}" in shown
+    core = secret.split(" ", 1)[-1] if kind == "credential" else secret
+    assert core not in shown
+
+
+@pytest.mark.parametrize("text", NEAR_MISSES)
+def test_near_misses_stay_visible(text):
+    assert hidden(text) == text
+
+
+def test_a_card_keeps_its_last_four_digits_and_passes_luhn():
+    assert hidden("pay with 4242424242424242") == "pay with [card ···4242]"
+    assert luhn("4242424242424242") and not luhn("1234567812345678")
+
+
+def test_one_value_gets_one_tag_and_the_tag_does_not_give_it_away():
+    first, second = hidden("a@example.com"), hidden("write to a@example.com")
+    assert first in second and first != hidden("b@example.com")
+    assert "example" not in first
+
+
+def test_secret_keys_are_hidden_at_any_depth_but_counts_stay():
+    active = masker()
+    value = {
+        "user": {"Password": "hunter2", "API-Key": ["k1", "k2"], "note": "mail bob@x.io"},
+        "auth": {"Authorization": "anything at all"},
+        "max_tokens": 512,
+        "inputTokens": 900,
+        "access_token": "opaque",
+    }
+    shown = json.dumps(active.value(value))
+    for secret in ("hunter2", "k1", "k2", "bob@x.io", "anything at all", "opaque"):
+        assert secret not in shown
+    assert '"max_tokens": 512' in shown and '"inputTokens": 900' in shown
+    # The same in text that is not parsed (a cut value, a message's content).
+    assert "hunter2" not in active.text('{"password": "hunter2", "n": 1}')
+
+
+def test_an_operators_rule_and_a_built_in_switched_off():
+    rules = parse_rules("email", {"ticket": r"T-[0-9]{4,}"})
+    active = Masker(rules, b"k")
+    assert active.text("T-12345 from a@example.com").startswith("[ticket · ")
+    assert "a@example.com" in active.text("T-12345 from a@example.com")
+
+
+@pytest.mark.parametrize(
+    ("off", "rules", "says"),
+    [
+        ("", '{"bad": "("}', "'bad' has a bad pattern"),
+        ("", '{"empty": "x*"}', "matches empty text"),
+        ("", '{"Bad Name": "x"}', "must be a short lower-case word"),
+        ("", "[1]", "must be a JSON object"),
+        ("emails", "", "names no built-in rule: emails"),
+    ],
+)
+def test_a_bad_rule_stops_the_start_with_a_sentence_naming_it(monkeypatch, off, rules, says):
+    monkeypatch.setenv("SESSIONS_ADMIN_MASK_OFF", off)
+    monkeypatch.setenv("SESSIONS_ADMIN_MASK_RULES", rules)
+    with pytest.raises(ImproperlyConfigured, match=says.replace("(", r"\(")):
+        env_mask_rules("SESSIONS_ADMIN_MASK_OFF", "SESSIONS_ADMIN_MASK_RULES")
+
+
+def test_every_built_in_is_named_once():
+    names = [rule.name for rule in BUILTIN_RULES]
+    assert len(names) == len(set(names))
+
+
+# --- The pages ----------------------------------------------------------------------
+
+WORDS = st.sampled_from(["please", "check", "the", "deploy", "log", "wombat", "x"])
+PLAIN = st.lists(WORDS, min_size=1, max_size=4).map(" ".join)
+
+
+def _session_with(store, secret: str, where: str, before: str, after: str) -> tuple[str, int]:
+    sid = store.add_session("sess_m", title="t " + (secret if where == "title" else "x"))
+    text = f"{before} {secret} {after}"
+    content = text if where == "content" else f"{before} {after}"
+    args = {"q": before, "deep": [{"note": text}]} if where == "args" else {"q": before}
+    result = {"password": secret, "ok": after} if where == "result" else {"ok": after}
+    mid = store.add_message(sid, "tool", content, tool_name="http.get", tool_args=args,
+                            tool_result=result)  # fmt: skip
+    store.add_state(sid, "snapshot", {"env": text} if where == "state" else {"env": before})
+    return sid, mid
+
+
+@STORE_DB
+@hsettings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    secret=st.sampled_from([s for _, s in SECRETS if "\n" not in s]),
+    where=st.sampled_from(["content", "args", "result", "state", "title"]),
+    before=PLAIN,
+    after=PLAIN,
+)
+def test_a_planted_secret_never_reaches_a_page_and_the_text_around_it_does(
+    store, staff_client, secret, where, before, after
+):
+    store.clear()
+    sid, mid = _session_with(store, secret, where, before, after)
+    pages = [
+        session_url(sid),
+        session_url(sid, "state"),
+        session_url(sid, f"messages/{mid}/tool_args"),
+        session_url(sid, f"messages/{mid}/tool_result", raw=1),
+        session_url(sid, f"messages/{mid}/tool_args", raw=1),
+    ]
+    core = secret.split(" ", 1)[-1] if secret.startswith(("Bearer", "Basic")) else secret
+    bodies = [staff_client.get(page).content.decode() for page in pages]
+    for page, body in zip(pages, bodies, strict=True):
+        assert core not in body and json.dumps(core)[1:-1] not in body, page
+    assert before.split()[0] in bodies[0]
+
+
+@STORE_DB
+def test_masked_values_are_read_by_a_screen_reader_by_their_kind(store, staff_client):
+    sid = store.add_session("sess_sr")
+    store.add_message(sid, "user", "write to alice@example.com please")
+    body = staff_client.get(session_url(sid)).content.decode()
+    assert '<span class="visually-hidden">hidden e-mail address </span>' in body
+    assert '<span aria-hidden="true">[email · ' in body
+
+
+@STORE_DB
+def test_with_masking_switched_off_values_show_as_stored(store, staff_client, settings):
+    settings.MASKING = False
+    sid = store.add_session("sess_off")
+    store.add_message(sid, "user", "write to alice@example.com please")
+    assert "alice@example.com" in staff_client.get(session_url(sid)).content.decode()
+
+
+# --- Reveal -------------------------------------------------------------------------
+
+
+@pytest.fixture
+def secret_message(store):
+    sid = store.add_session("sess_rev")
+    mid = store.add_message(sid, "user", "card 4242 4242 4242 4242 of alice@example.com")
+    return sid, mid
+
+
+def _reveal(client: Client, sid: str, **data) -> object:
+    return client.post(session_url(sid, "reveal"), data, headers={"HX-Request": "true"})
+
+
+@STORE_DB
+def test_a_revealer_sees_the_message_in_full_once_and_it_is_recorded(secret_message):
+    sid, mid = secret_message
+    client = staff_client_with("reveal_hidden")
+    page = client.get(session_url(sid)).content.decode()
+    assert f'data-reveal-message="{mid}"' in page and 'id="reveal-form"' in page
+    response = _reveal(client, sid, message=mid, reason="TICKET-42")
+    body = response.content.decode()
+    assert response.status_code == 200 and "alice@example.com" in body
+    assert body.lstrip().startswith(f'<li id="message-{mid}"')
+    assert "no-store" in response["Cache-Control"]
+    record = Reveal.objects.get()
+    assert (record.session_id, record.message_id, record.reason) == (sid, mid, "TICKET-42")
+    assert record.actor == "may-reveal_hidden"
+    # The page reloaded is masked again.
+    assert "alice@example.com" not in client.get(session_url(sid)).content.decode()
+
+
+@STORE_DB
+def test_a_reveal_needs_the_permission_a_reason_and_a_csrf_token(secret_message, staff_client):
+    sid, mid = secret_message
+    assert _reveal(staff_client, sid, message=mid, reason="x").status_code == 403
+    assert 'id="reveal-form"' not in staff_client.get(session_url(sid)).content.decode()
+    client = staff_client_with("reveal_hidden")
+    for reason in ("", "   "):
+        refused = _reveal(client, sid, message=mid, reason=reason)
+        assert refused.status_code == 400 and "reason" in refused.content.decode()
+    assert _reveal(client, sid, message=mid + 999, reason="x").status_code == 404
+    assert _reveal(client, sid, message="abc", reason="x").status_code == 400
+    guarded = Client(enforce_csrf_checks=True)
+    guarded.force_login(User.objects.get(username="may-reveal_hidden"))
+    assert _reveal(guarded, sid, message=mid, reason="x").status_code == 403
+    assert Reveal.objects.count() == 0
+    assert client.get(session_url(sid, "reveal")).status_code == 405
