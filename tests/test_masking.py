@@ -24,7 +24,7 @@ SECRETS = [
     ("email", "alice.smith+test@example.co.uk"),
     ("card", "4242 4242 4242 4242"),
     ("card", "5555-5555-5555-4444"),
-    ("jwt", "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"),
+    ("jwt", "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9"),
     ("credential", "Bearer abc123.DEF-456_ghi789xyz"),
     ("credential", "Basic dXNlcjpwYXNzd29yZA=="),
     ("key", "sk-proj-Abc123Def456Ghi789Jkl012"),
