@@ -140,7 +140,10 @@ class Masker:
         if type(value) is not str:
             if not isinstance(value, str) or not isinstance(getattr(value, "raw", None), bytes):
                 return value
-            value = str.__str__(value)  # TEXT that is not UTF-8: its text, U+FFFD and all
+            # TEXT that is not UTF-8: masked as it reads; kept as it is when nothing is hidden.
+            text = str.__str__(value)
+            shown = self.text(text, html=html)
+            return value if shown == text else shown
         if not value:
             return value
         if html and (OPEN in value or CLOSE in value or SPLIT in value):
@@ -213,11 +216,23 @@ def mark_html(escaped: str) -> str:
     )
 
 
-def masked_html(value: str, active: Masker | None) -> str:
-    """``value`` escaped for HTML, masked when ``active`` is."""
+def shorten(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters with "…", never inside a masked tag (a cut
+    tag is left out whole; a value is masked before it is cut, so no part of it shows)."""
+    if len(text) <= limit:
+        return text
+    cut = text[: max(limit - 1, 0)]
+    if (start := cut.rfind(OPEN)) > cut.rfind(CLOSE):
+        cut = cut[:start]
+    return cut + "…"
+
+
+def masked_html(value: str, active: Masker | None, limit: int | None = None) -> str:
+    """``value`` escaped for HTML, masked when ``active`` is, cut to ``limit``."""
     if active is None:
-        return esc(value)
-    return mark_html(esc(active.text(value, html=True)))
+        return esc(value if limit is None else shorten(value, limit))
+    shown = active.text(value, html=True)
+    return mark_html(esc(shown if limit is None else shorten(shown, limit)))
 
 
 def parse_rules(builtins_off: str, custom: Mapping[str, str]) -> tuple[Rule, ...]:

@@ -4,6 +4,7 @@ transcript's pages never showing a planted secret, and the audited reveal."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from django.contrib.auth.models import User
@@ -236,3 +237,56 @@ def test_a_reveal_needs_the_permission_a_reason_and_a_csrf_token(secret_message,
     assert _reveal(guarded, sid, message=mid, reason="x").status_code == 403
     assert Reveal.objects.count() == 0
     assert client.get(session_url(sid, "reveal")).status_code == 405
+
+
+# --- Everywhere else a stored value reaches a person ----------------------------------
+
+EMAIL = "carol.customer@example.org"
+
+
+@pytest.fixture
+def everywhere(store, var_dir):
+    """One session holding the same address in its title, content, arguments, result,
+    state, a frame and a reviewer's note; synced for search and the tool pages."""
+    from sessions_admin.ourdata import sync
+
+    sid = store.add_session("sess_all", title=f"refund for {EMAIL}")
+    store.add_message(sid, "user", f"my address is {EMAIL} wombat")
+    store.add_message(sid, "tool", "failed", tool_name="crm.lookup",
+                      tool_args={"email": EMAIL}, tool_result={"error": f"no {EMAIL}"})  # fmt: skip
+    store.add_state(sid, "snapshot", {"contact": EMAIL})
+    folder = store.frames_root / sid
+    folder.mkdir(parents=True)
+    frame = {"ts": 1, "kind": "request.start", "payload": {"prompt": f"find {EMAIL}"}}
+    (folder / "activity-r1.jsonl").write_text(json.dumps(frame) + "\n")
+    sync.sync_once()
+    return sid
+
+
+@STORE_DB
+def test_no_page_or_download_shows_a_hidden_value(everywhere, staff_client):
+    sid = everywhere
+    pages = [
+        "/sessions/",
+        "/search/?q=wombat",
+        "/tools/crm.lookup/",
+        "/tools/crm.lookup/?errors=1",
+        "/failures/?window=all",
+        session_url(sid),
+        session_url(sid, "frames"),
+        session_url(sid, "frames/r1"),
+        session_url(sid, "export"),
+        session_url(sid, "export", format="jsonl"),
+        session_url(sid, "export", format="md"),
+    ]
+    for page in pages:
+        response = staff_client.get(page)
+        body = b"".join(response.streaming_content) if response.streaming else response.content
+        assert response.status_code == 200, page
+        assert EMAIL.encode() not in body, page
+    # Search still finds the session by the address itself, and shows its hits masked
+    # (the query staff typed is theirs to see, in the box and the page's links).
+    found = staff_client.get(f"/search/?q={EMAIL}").content.decode()
+    results = found[found.index('<section id="results"') :]
+    hits = "".join(re.findall(r'<ul class="hits">.*?</ul>', results, re.DOTALL))
+    assert "sess_all" in results and "[email · " in hits and EMAIL not in hits

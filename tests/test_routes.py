@@ -71,6 +71,9 @@ DESTRUCTIVE_POSTS = {
         permission="erase_principal",
     ),
 }
+#: Session subpages that only take a POST and answer a page, not a redirect (their
+#: guards, reason and CSRF are walked in tests/test_masking.py).
+SESSION_ANSWERING_POSTS = {"reveal": Route(f"/sessions/{SID}/reveal/", post={"message": "1"})}
 #: Routes anyone may open, and the auth pages themselves.
 OPEN = {"healthz", "login", "logout"}
 GUARDED = {**PAGES, **{f"session:{name}": route for name, route in SESSION_PAGES.items()}}
@@ -101,7 +104,14 @@ def test_every_route_of_the_url_map_is_walked_here():
     assert top - {"session"} == set(PAGES) | OPEN | set(review.POSTS) | set(review.PAGES)
     assert {page.name for page in urls.SESSION_PAGES} == set(SESSION_PAGES) | set(
         review.SESSION_POSTS
-    )
+    ) | set(SESSION_ANSWERING_POSTS)
+
+
+@STORE_DB
+def test_an_anonymous_post_to_a_page_answering_post_is_sent_to_log_in(world, client):
+    for route in SESSION_ANSWERING_POSTS.values():
+        response = client.post(route.url, route.post)
+        assert response.status_code == 302 and response["Location"].startswith("/login/")
 
 
 def test_every_view_of_the_url_map_carries_its_own_guard():
@@ -225,6 +235,7 @@ def _admin_urls(audit_pk: int, user_pk: int) -> dict[str, str]:
         **_model_urls("sessions_admin/deletionaudit", str(audit_pk)),
         **_model_urls("sessions_admin/label", "1"),
         **_model_urls("sessions_admin/erasure", "1"),
+        **_model_urls("sessions_admin/reveal", "1"),
         **_model_urls("auth/user", str(user_pk)),
         **_model_urls("auth/group", "1"),
         # django-axes: failed logins and lockouts (deleting an attempt unlocks).

@@ -206,6 +206,15 @@ def masked(value: object) -> SafeString | object:
 
 
 @register.filter
+def masked_short(value: object, limit: int) -> SafeString | object:
+    """:func:`masked`, cut to ``limit`` characters after masking (no part of a value
+    shows)."""
+    if isinstance(value, str) and not isinstance(value, OddValue):
+        return safe_html(masked_html(value, masker(), int(limit)))
+    return masked(value)
+
+
+@register.filter
 def masked_text(value: object) -> object:
     """The same for plain text (a page's ``<title>``): tags without their markup."""
     active = masker()

@@ -26,6 +26,7 @@ import json
 import logging
 import re
 from collections.abc import Iterable, Iterator
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -35,6 +36,7 @@ from django.views.decorators.http import require_safe
 
 from sessions_admin import params
 from sessions_admin.access import staff_view
+from sessions_admin.masking import masker
 from sessions_admin.ourdata.review.summary import has_review, review_of_session
 from sessions_admin.store import queries, transcript
 from sessions_admin.store.timeutil import from_epoch_ms
@@ -111,6 +113,46 @@ def _session_dict(session: queries.SessionRow) -> dict[str, Any]:
     return {column: _plain(getattr(session, column)) for column in queries.SESSION_COLUMNS}
 
 
+#: The message columns that hold what people and tools said (masked in an export).
+_SAID = tuple(_COLUMNS.index(c) for c in ("content", "tool_target", "tool_op", *JSON_COLUMNS))
+
+
+def _messages(session_id: str) -> Iterator[tuple]:
+    """The session's message rows as an export gives them: hidden values masked."""
+    rows = transcript.iter_messages(session_id)
+    if (active := masker()) is None:
+        yield from rows
+        return
+    for row in rows:
+        said = list(row)
+        for i in _SAID:
+            said[i] = active.text(said[i])
+        yield tuple(said)
+
+
+def _state(session_id: str) -> Iterator[tuple]:
+    """The session's state rows (key, value, updated at), values masked."""
+    active = masker()
+    for key, value, updated_at in transcript.iter_state(session_id):
+        yield key, active.text(value) if active else value, updated_at
+
+
+def _shown(session: queries.SessionRow) -> queries.SessionRow:
+    """The session row as an export names it: its title masked."""
+    active = masker()
+    return session if active is None else replace(session, title=active.text(session.title))
+
+
+def _review(session_id: str) -> dict[str, Any]:
+    """What reviewers wrote, their notes and verdict texts masked as the rest."""
+    review = review_of_session(session_id)
+    if (active := masker()) is not None:
+        for entry in (*review["notes"], *review["verdicts"]):
+            if entry.get("text"):
+                entry["text"] = active.text(entry["text"])
+    return review
+
+
 def _chunked(lines: Iterable[str]) -> Iterator[bytes]:
     """Join many small strings into fewer, bigger writes."""
     buffer: list[str] = []
@@ -130,24 +172,24 @@ def export_json(session: queries.SessionRow) -> Iterator[str]:
     yield f'"exported_at": {_encode(datetime.now(UTC).isoformat())}, '
     yield f'"session": {_encode(_session_dict(session))}, "messages": ['
     first = True
-    for row in transcript.iter_messages(session.id):
+    for row in _messages(session.id):
         yield ("\n" if first else ",\n") + message_json(row)
         first = False
     yield '\n], "state": ['
     first = True
-    for key, value, updated_at in transcript.iter_state(session.id):
+    for key, value, updated_at in _state(session.id):
         head = _encode({"key": _plain(key), "updated_at": _plain(updated_at)})[:-1]
         value_field = _json_field("value", value, single_line=False)
         yield ("\n" if first else ",\n") + f"{head}, {value_field}}}"
         first = False
     # What reviewers wrote (ourdata.review): labels, notes, verdicts.
-    yield f'\n], "review": {_encode(review_of_session(session.id))}}}\n'
+    yield f'\n], "review": {_encode(_review(session.id))}}}\n'
 
 
 def export_jsonl(session: queries.SessionRow) -> Iterator[str]:
-    for row in transcript.iter_messages(session.id):
+    for row in _messages(session.id):
         yield message_json(row, single_line=True) + "\n"
-    review = review_of_session(session.id)
+    review = _review(session.id)
     if has_review(review):
         # One last line, not a message: what reviewers wrote about the session.
         yield _encode({"review": review}) + "\n"
@@ -228,7 +270,7 @@ def export_markdown(session: queries.SessionRow) -> Iterator[str]:
         f"- last active: {_when(session.last_active)}\n\n## Transcript\n\n"
     )
     index = {name: i for i, name in enumerate(_COLUMNS)}
-    for raw_row in transcript.iter_messages(session.id):
+    for raw_row in _messages(session.id):
         # Markdown is for reading: a BLOB is described. SQLite's TEXT affinity
         # leaves only text, NULL or a BLOB in a text column, so one check per row.
         row = raw_row
@@ -269,11 +311,11 @@ def export_markdown(session: queries.SessionRow) -> Iterator[str]:
                     parts.append(f"**{label}**\n\n{_md_json(row[index[column]])}\n")
         yield "".join(parts)
     yield "## State\n\n"
-    for key, value, updated_at in transcript.iter_state(session.id):
+    for key, value, updated_at in _state(session.id):
         shown_key, shown_value = as_text(key), as_text(value) or ""
         heading = f"### {_md_inline(shown_key)} (updated {_when(updated_at)})"
         yield f"{heading}\n\n{_md_json(shown_value)}\n"
-    yield from markdown_review(review_of_session(session.id))
+    yield from markdown_review(_review(session.id))
 
 
 def markdown_review(review: dict[str, Any]) -> Iterator[str]:
@@ -324,7 +366,7 @@ def export(request: HttpRequest, session_id: str) -> HttpResponse | StreamingHtt
     if session is None:  # deleted since the router looked
         raise Http404(f"No session with id {session_id!r} in the store.")
     content_type, extension = FORMATS[fmt]
-    lines = _guarded(fmt, session.id, _WRITERS[fmt](session))
+    lines = _guarded(fmt, session.id, _WRITERS[fmt](_shown(session)))
     response = StreamingHttpResponse(_chunked(lines), content_type=content_type)
     response["Content-Disposition"] = content_disposition_header(
         True, _filename(session.id, extension)

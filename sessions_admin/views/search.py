@@ -8,11 +8,14 @@ from urllib.parse import urlencode
 
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
+from django.utils.safestring import SafeString
 from django.views.decorators.http import require_safe
 from django.views.decorators.vary import vary_on_headers
 
 from sessions_admin.access import staff_view
 from sessions_admin.ids import looks_like_session_id, session_url
+from sessions_admin.markup import safe_html
+from sessions_admin.masking import Masker, masked_html, masker
 from sessions_admin.ourdata.index import search as index_search
 from sessions_admin.ourdata.index.search import SearchPage, SearchQuery
 from sessions_admin.ourdata.review import labels
@@ -108,6 +111,19 @@ class ResultRow:
     snippet: index_search.Snippet | None
     #: Searched fields whose stored text is not valid UTF-8 (shown with U+FFFD).
     undecodable: list[str]
+    #: The snippet masked whole, when it holds a hidden value (None: shown as found).
+    masked: SafeString | None = None
+
+
+def _masked_snippet(snippet: index_search.Snippet | None, active: Masker | None):
+    """The snippet masked as a whole when anything in it is hidden, the hit included
+    (staff find a customer by their address, and never read it here); else None."""
+    if snippet is None or active is None:
+        return None
+    whole = snippet.before + snippet.match + snippet.after
+    if active.text(whole) == whole:
+        return None
+    return safe_html(masked_html(whole, active))
 
 
 def _undecodable(message: FeedMessage) -> list[str]:
@@ -129,6 +145,7 @@ def _url(session_id: str, fragment: str = "", **query: Any) -> str:
 
 
 def _groups(page: SearchPage) -> list[dict[str, Any]]:
+    active = masker()
     return [
         {
             "session_id": group.session_id,
@@ -142,6 +159,7 @@ def _groups(page: SearchPage) -> list[dict[str, Any]]:
                     _url(group.session_id, at=hit.message.id, fragment=f"message-{hit.message.id}"),
                     hit.snippet,
                     _undecodable(hit.message),
+                    _masked_snippet(hit.snippet, active),
                 )
                 for hit in group.hits
             ],

@@ -21,6 +21,7 @@ from django.utils.safestring import SafeString
 
 from sessions_admin.ids import session_url
 from sessions_admin.markup import esc, safe_html
+from sessions_admin.masking import masked_html, masker
 from sessions_admin.store.queries import SessionRow
 from sessions_admin.store.values import OddValue
 from sessions_admin.templatetags.sessions_admin import (
@@ -40,8 +41,7 @@ def _title(title: str | None) -> str:
         return '<span class="muted">(untitled)</span>'
     if isinstance(title, OddValue):
         return odd_html(title)
-    text = title if len(title) <= TITLE_CHARS else title[: TITLE_CHARS - 1] + "…"
-    return esc(text)
+    return masked_html(title, masker(), TITLE_CHARS)
 
 
 def _unlinkable_row(row: SessionRow, now: datetime, tz: tzinfo) -> str:

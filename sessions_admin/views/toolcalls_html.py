@@ -16,6 +16,7 @@ from django.utils.safestring import SafeString
 
 from sessions_admin.humanize import duration
 from sessions_admin.markup import esc, safe_html
+from sessions_admin.masking import Masker, masked_html, masker
 from sessions_admin.ourdata.rollups.calls import CallRow
 from sessions_admin.templatetags.sessions_admin import (
     principal_link_html,
@@ -26,7 +27,9 @@ from sessions_admin.templatetags.sessions_admin import (
 _DASH = "–"
 
 
-def _row(row: CallRow, url: str, slow_ms: int, now: datetime, tz: tzinfo) -> str:
+def _row(
+    row: CallRow, url: str, slow_ms: int, now: datetime, tz: tzinfo, active: Masker | None
+) -> str:
     classes = []
     if row.failed:
         classes.append("call-error")
@@ -43,13 +46,13 @@ def _row(row: CallRow, url: str, slow_ms: int, now: datetime, tz: tzinfo) -> str
         f"<td>{esc(row.target or '(no session row)')} · {esc(row.profile)}</td>"
         f'<td class="principal">{principal_link_html(row.principal)}</td>'
         f'<td class="num duration">{esc(duration(row.duration_ms))}{failed}</td>'
-        f'<td class="heads"><code>{esc(row.args_head or _DASH)}</code> → '
-        f"<code>{esc(row.result_head or _DASH)}</code></td>"
+        f'<td class="heads"><code>{masked_html(row.args_head or _DASH, active)}</code> → '
+        f"<code>{masked_html(row.result_head or _DASH, active)}</code></td>"
         "</tr>"
     )
 
 
 def render_call_rows(rows: list[tuple[CallRow, str]], slow_ms: int) -> SafeString:
     """The rows, each (call, its permalink) as the view pairs them."""
-    now, tz = timezone.now(), timezone.get_current_timezone()
-    return safe_html("".join(_row(row, url, slow_ms, now, tz) for row, url in rows))
+    now, tz, active = timezone.now(), timezone.get_current_timezone(), masker()
+    return safe_html("".join(_row(row, url, slow_ms, now, tz, active) for row, url in rows))

@@ -28,7 +28,7 @@ from django.utils.safestring import SafeString
 from sessions_admin.humanize import duration, file_size, shown_and_exact_time
 from sessions_admin.ids import session_url
 from sessions_admin.markup import safe_html
-from sessions_admin.masking import CLOSE, OPEN, masker
+from sessions_admin.masking import OPEN, masker, shorten
 from sessions_admin.store.jsontext import parse_json_text
 from sessions_admin.store.spec import KNOWN_ROLES
 from sessions_admin.store.transcript import (
@@ -251,13 +251,8 @@ def content_without_result(content: str, result: str) -> str:
 
 
 def _summary(text: str) -> str:
-    line = " ".join(text[: SUMMARY_CHARS * 2].split())
-    if len(line) > SUMMARY_CHARS:
-        line = line[: SUMMARY_CHARS - 1] + "…"
     # A masked value cut in two is left out whole (its tag would not read).
-    if (start := line.rfind(OPEN)) > line.rfind(CLOSE):
-        line = line[:start] + "…"
-    return line
+    return shorten(" ".join(text[: SUMMARY_CHARS * 2].split()), SUMMARY_CHARS)
 
 
 def _masks_something(item: MessageItem) -> bool:
