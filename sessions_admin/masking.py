@@ -21,13 +21,14 @@ import hmac
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
 from django.conf import settings
 
 from sessions_admin.markup import esc
 
+#: No finding is shorter ("a@b.co"): shorter text is never scanned.
+SHORTEST = 6
 #: Around a tag in text bound for HTML (private-use: no real text is changed by them).
 OPEN, CLOSE, SPLIT = "\ue000", "\ue001", "\ue002"
 
@@ -62,6 +63,11 @@ class Rule:
     flags: int = 0
     #: The tag's head when there is no check (default: the name, spaced).
     head: str = ""
+    #: Text holding none of these (or too few digits) cannot hold a finding: the rule is
+    #: skipped for it (most text holds no secret, and a scan costs).
+    hints: tuple[str, ...] = ()
+    #: Text with fewer digits than this cannot hold a finding (a card has 13 at least).
+    hint_digits: int = 0
 
 
 BUILTIN_RULES: tuple[Rule, ...] = (
@@ -70,11 +76,13 @@ BUILTIN_RULES: tuple[Rule, ...] = (
         r"-----BEGIN [A-Z ]{0,40}PRIVATE KEY-----(?:.*?-----END [A-Z ]{0,40}PRIVATE KEY-----|.*)",
         "hidden private key",
         flags=re.DOTALL,
+        hints=("PRIVATE KEY",),
     ),
     Rule(
         "jwt",
         r"\beyJ[A-Za-z0-9_-]{4,}\.eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*",
         "hidden web token",
+        hints=("eyJ",),
     ),
     Rule(
         "bearer",
@@ -83,6 +91,7 @@ BUILTIN_RULES: tuple[Rule, ...] = (
         r"|(?:(?<=Basic )|(?<=basic ))(?=[A-Za-z0-9+/]*[0-9+/=])[A-Za-z0-9+/]{12,}={0,2}",
         "hidden credential",
         head="credential",
+        hints=("earer ", "asic "),
     ),
     Rule(
         "api_key",
@@ -92,13 +101,21 @@ BUILTIN_RULES: tuple[Rule, ...] = (
         r"|\bxox[abposr]-[A-Za-z0-9-]{10,}",
         "hidden access key",
         head="key",
+        hints=("sk-", "AKIA", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "xox"),
     ),
     Rule(
         "email",
         r"\b[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63})*\.[A-Za-z]{2,24}\b",
         "hidden e-mail address",
+        hints=("@",),
     ),
-    Rule("card", r"(?<![\d-])\d(?:[ -]?\d){12,18}(?![\d-])", "hidden card number", _card),
+    Rule(
+        "card",
+        r"(?<![\d-])\d(?:[ -]?\d){12,18}(?![\d-])",
+        "hidden card number",
+        _card,
+        hint_digits=13,
+    ),
 )
 BUILTIN_NAMES = tuple(rule.name for rule in BUILTIN_RULES)
 
@@ -113,6 +130,15 @@ def secret_key(key: object) -> bool:
     )
 
 
+#: What a secret key's name holds at least (a cheap test before the key-value pass).
+_SECRET_WORDS = ("pass", "secret", "token", "key", "auth", "credential", "pwd")
+
+
+def _names_a_secret(text: str) -> bool:
+    low = text.lower()
+    return any(word in low for word in _SECRET_WORDS)
+
+
 #: ``"password": "…"`` in text that is not parsed (a message's content, a cut value).
 _KEYED_STRING = re.compile(
     r'("(?P<key>[^"\\]{1,64})"\s*:\s*)"(?P<value>(?:[^"\\]|\\.)*)"', re.IGNORECASE
@@ -125,8 +151,17 @@ class Masker:
     def __init__(self, rules: tuple[Rule, ...], key: bytes) -> None:
         self.rules = rules
         self.key = key
-        joined = "|".join(f"(?P<r{n}>{rule.pattern})" for n, rule in enumerate(rules))
-        self.pattern = re.compile(joined, _flags(rules)) if rules else None
+        # Each rule scans on its own, and only text holding what a finding of it needs
+        # (an "@", "eyJ", four digits…): most text holds none, and a scan costs.
+        self.scans = [
+            (
+                rule,
+                re.compile(rule.pattern, rule.flags),
+                rule.hints,
+                rule.hint_digits,
+            )
+            for rule in rules
+        ]
 
     def tag(self, rule: Rule, head: str, found: str, *, html: bool) -> str:
         digest = hmac.new(self.key, found.encode("utf-8", "surrogatepass"), hashlib.sha256)
@@ -144,23 +179,30 @@ class Masker:
             text = str.__str__(value)
             shown = self.text(text, html=html)
             return value if shown == text else shown
-        if not value:
+        if len(value) < SHORTEST:
             return value
         if html and (OPEN in value or CLOSE in value or SPLIT in value):
             value = value.replace(OPEN, "\ufffd").replace(CLOSE, "\ufffd").replace(SPLIT, "\ufffd")
-        if '"' in value and ":" in value:
+        if '"' in value and ":" in value and _names_a_secret(value):
             value = _KEYED_STRING.sub(lambda m: self._keyed(m, html=html), value)
-        if self.pattern is None:
-            return value
-        return self.pattern.sub(lambda m: self._found(m, html=html), value)
+        for rule, pattern, hints, digits in self.scans:
+            if hints:
+                for needed in hints:
+                    if needed in value:
+                        break
+                else:
+                    continue
+            elif digits and sum(map(value.count, "0123456789")) < digits:
+                continue
+            value = pattern.sub(lambda m, rule=rule: self._found(rule, m, html=html), value)
+        return value
 
     def _keyed(self, match: re.Match, *, html: bool) -> str:
         if not secret_key(match.group("key")) or not match.group("value"):
             return match.group(0)
         return f'{match.group(1)}"{self.tag(SECRET, "secret", match.group("value"), html=html)}"'
 
-    def _found(self, match: re.Match, *, html: bool) -> str:
-        rule = self.rules[int(match.lastgroup[1:])]  # type: ignore[index]
+    def _found(self, rule: Rule, match: re.Match, *, html: bool) -> str:
         found = match.group(0)
         if OPEN in found:  # a tag placed by the keyed pass: leave it whole
             return found
@@ -263,13 +305,16 @@ def parse_rules(builtins_off: str, custom: Mapping[str, str]) -> tuple[Rule, ...
     return tuple(rules)
 
 
-@lru_cache(maxsize=4)
-def _masker(rules: tuple[Rule, ...], key: str) -> Masker:
-    return Masker(rules, hashlib.sha256(("sessions-admin-masking:" + key).encode()).digest())
+_current: list = [None, None, None]  # rules, key, the masker made of them
 
 
 def masker() -> Masker | None:
-    """The masker in force (None: masking switched off by the operator)."""
+    """The masker in force (None: masking switched off by the operator); made once for
+    the settings' rules and key (a page asks for it once per value it shows)."""
     if not getattr(settings, "MASKING", True):
         return None
-    return _masker(settings.MASK_RULES, settings.SECRET_KEY)
+    rules, key = settings.MASK_RULES, settings.SECRET_KEY
+    if _current[0] is not rules or _current[1] != key:
+        made = Masker(rules, hashlib.sha256(("sessions-admin-masking:" + key).encode()).digest())
+        _current[:] = [rules, key, made]
+    return _current[2]

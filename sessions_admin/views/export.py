@@ -123,10 +123,15 @@ def _messages(session_id: str) -> Iterator[tuple]:
     if (active := masker()) is None:
         yield from rows
         return
+    text = active.text
     for row in rows:
+        shown = [text(row[i]) for i in _SAID]
+        if all(a is b for a, b in zip(shown, (row[i] for i in _SAID), strict=True)):
+            yield row  # nothing hidden: the row as read
+            continue
         said = list(row)
-        for i in _SAID:
-            said[i] = active.text(said[i])
+        for i, value in zip(_SAID, shown, strict=True):
+            said[i] = value
         yield tuple(said)
 
 
