@@ -198,3 +198,42 @@ def test_the_review_screens_pass_axe_and_fit_a_phone(reviewing, visitors, live_s
                 too_wide[screen.name] = page.evaluate("document.documentElement.scrollWidth")
     assert not found, "axe-core found:\n" + report(found)
     assert not too_wide, f"wider than {PHONE} px: {too_wide}"
+
+
+# Masked values and their reveal (issue 33): read by a screen reader by their kind.
+@pytest.fixture
+def masked(store) -> Screen:
+    sid = store.add_session("sess_secret", title="refund for carol@example.org")
+    store.add_message(sid, "user", "my card is 4242 4242 4242 4242, mail carol@example.org")
+    store.add_message(sid, "tool", "ok", tool_name="crm.lookup",
+                      tool_args={"email": "carol@example.org", "api_key": "sk-abc"},
+                      tool_result={"token": "opaque-token-value"})  # fmt: skip
+    return Screen("session-masked", session_url(sid))
+
+
+@STORE_DB
+def test_masked_values_pass_axe_and_one_message_is_revealed_in_place(masked, visitors, live_server):
+    found = {}
+    for width in sorted(WIDTHS):
+        page = open_screen(visitors, live_server.url, masked, width)
+        assert "carol@example.org" not in page.content()
+        assert page.get_by_text("hidden e-mail address").count() >= 2
+        if shots := os.environ.get("SESSIONS_ADMIN_SCREENSHOTS"):
+            page.screenshot(path=str(Path(shots) / f"session-masked-{width}.png"))
+        violations = axe_violations(page)
+        if violations:
+            found[f"masked session at {width} px"] = violations
+    assert not found, "axe-core found:\n" + report(found)
+    page = open_screen(visitors, live_server.url, masked, max(WIDTHS))
+    first = page.locator("#messages > li").first
+    first.get_by_role("button", name="reveal…").click()
+    dialog = page.locator("#reveal-form")
+    assert dialog.is_visible() and page.evaluate("document.activeElement.name") == "reason"
+    assert axe_violations(page) == []
+    page.fill("#reveal-reason", "TICKET-7")
+    dialog.get_by_role("button", name="Reveal").click()
+    page.locator("#messages > li").first.get_by_text("carol@example.org").wait_for()
+    assert not dialog.is_visible()
+    assert page.locator("#messages > li").nth(1).get_by_text("opaque-token-value").count() == 0
+    page.reload()
+    assert "carol@example.org" not in page.content()
