@@ -272,6 +272,10 @@ def test_the_receipt_reads_as_one_sentence_with_its_reference_and_review_records
 
     Note.objects.create(session_id=world.alice[0], message_id=None, text="x", author_name="a")
     SessionLabel.objects.create(session_id=world.alice[1], label=Label.objects.create(name="l"))
+    from sessions_admin.ourdata.reveals import Reveal
+
+    for sid, reason in ((world.alice[0], "T-1"), (world.alice[2], "T-2"), (world.bob[0], "T-3")):
+        Reveal.objects.create(session_id=sid, message_id=1, reason=reason, actor="a")
     response = eraser.post(
         ERASE_URL, {"confirm": "erase 3 sessions of user:alice", "reference": "DSR-2291"}
     )
@@ -286,6 +290,14 @@ def test_the_receipt_reads_as_one_sentence_with_its_reference_and_review_records
     document = json.loads(eraser.get(response["Location"] + "?format=json").content)
     jsonschema.validate(document, SCHEMA)
     assert document["reference"] == "DSR-2291"
-    assert document["review_records"] == {"notes": 1, "labels": 1, "queue_items_marked": 0}
+    assert document["review_records"] == {
+        "notes": 1,
+        "labels": 1,
+        "queue_items_marked": 0,
+        "reveals": 2,
+    }
+    assert "2 records of revealed values" in sentence
+    # Who revealed what in alice's sessions is gone; bob's record stays.
+    assert list(Reveal.objects.values_list("reason", flat=True)) == ["T-3"]
     too_long = eraser.post(ERASE_URL, {"confirm": "x", "reference": "r" * 201})
     assert too_long.status_code == 400 and b"reference" in too_long.content

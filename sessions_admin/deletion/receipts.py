@@ -21,6 +21,7 @@ from sessions_admin.ourdata.audit import DeletionAudit, audits_naming, forget_se
 from sessions_admin.ourdata.erasures import Erasure, ids_digest
 from sessions_admin.ourdata.jobs import Job
 from sessions_admin.ourdata.principals import SideCounts, side_counts, side_session_ids
+from sessions_admin.ourdata.reveals import Reveal
 from sessions_admin.ourdata.review import forget as review_forget
 from sessions_admin.ourdata.storeids import decode_id
 from sessions_admin.ourdata.sync import forget_sessions
@@ -99,6 +100,8 @@ def _forget_ours(principal: object, gone: list, receipt: Erasure) -> int:
     forgotten = review_forget.forget_sessions(gone)
     count_forgotten(forgotten)
     add_review_counts(receipt, forgotten)
+    # Who revealed what in these sessions goes too; the receipt keeps how many.
+    receipt.reveals += Reveal.forget_sessions(gone, receipt.store_name)
     texts = [sid for sid in gone if isinstance(sid, str)]
     return forget_session_ids(texts, f"erasure {receipt.pk}")
 

@@ -111,6 +111,8 @@ class Erasure(models.Model):
     notes = models.PositiveBigIntegerField(default=0)
     labels = models.PositiveBigIntegerField(default=0)
     review_items = models.PositiveBigIntegerField(default=0)
+    #: Records of hidden values revealed in the erased sessions, deleted (their count kept).
+    reveals = models.PositiveBigIntegerField(default=0)
     #: Another receipt this run found nothing new beyond ("nothing left to erase").
     see_receipt = models.PositiveBigIntegerField(null=True, blank=True)
 
@@ -148,6 +150,7 @@ class Erasure(models.Model):
                 "notes": self.notes,
                 "labels": self.labels,
                 "queue_items_marked": self.review_items,
+                "reveals": self.reveals,
             },
             "appeared_during_erasure": self.appeared,
             "session_ids_sha256": self.ids_sha256,

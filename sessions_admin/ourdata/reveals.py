@@ -49,3 +49,14 @@ class Reveal(models.Model):
         return (
             f"{self.actor} revealed message {self.message_id} ({self.revealed_at:%Y-%m-%d %H:%M})"
         )
+
+    @classmethod
+    def forget_sessions(cls, session_ids: list, store_name: str | None = None) -> int:
+        """Delete the reveal records of these sessions (an erasure); returns how many."""
+        store = store_name or current_store()
+        ids = [sid for sid in dict.fromkeys(session_ids) if isinstance(sid, str)]
+        deleted = 0
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            deleted += cls.objects.filter(store_name=store, session_id__in=chunk).delete()[0]
+        return deleted

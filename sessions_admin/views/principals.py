@@ -282,6 +282,7 @@ def plain_sentence(receipt: Erasure) -> str:
             f" ({receipt.index_entries + receipt.rollup_rows:,})",
             _counted(receipt.notes, "review note"),
             _counted(receipt.labels, "label"),
+            _counted(receipt.reveals, "record of a revealed value", "records of revealed values"),
         ]
     )
     who = f"{receipt.principal} held by this dashboard for the store {receipt.store_name}"
