@@ -21,7 +21,7 @@ import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
-from urllib.parse import unquote_plus
+from urllib.parse import quote_plus, unquote_plus
 
 if TYPE_CHECKING:
     from django.http import HttpRequest, HttpResponse
@@ -75,12 +75,23 @@ def one_line_text(text: str) -> str:
 
 
 def redacted_query(query: str) -> str:
-    """A raw query string with the values of secret-like parameters replaced."""
+    """A raw query string with the values of secret-like parameters replaced, and
+    what the pages would mask (an address searched for) masked."""
+    from sessions_admin.masking import masker  # loaded with the settings: not before them
+
+    try:
+        active = masker()
+    except Exception:  # noqa: BLE001 - settings not configured yet: nothing to mask with
+        active = None
     parts = []
     for part in query.split("&"):
-        name, sep, _ = part.partition("=")
+        name, sep, value = part.partition("=")
         if sep and SECRET_PARAM.search(unquote_plus(name)):
             part = f"{name}={REDACTED}"
+        elif sep and active is not None and value:
+            said = unquote_plus(value)
+            if (shown := active.text(said)) != said:
+                part = f"{name}={quote_plus(shown)}"
         parts.append(part)
     return "&".join(parts)
 

@@ -290,3 +290,32 @@ def test_no_page_or_download_shows_a_hidden_value(everywhere, staff_client):
     results = found[found.index('<section id="results"') :]
     hits = "".join(re.findall(r'<ul class="hits">.*?</ul>', results, re.DOTALL))
     assert "sess_all" in results and "[email · " in hits and EMAIL not in hits
+
+
+@STORE_DB
+def test_the_admin_the_review_export_and_the_request_log_mask_too(everywhere, admin_client, caplog):
+    from sessions_admin.models import Note
+    from sessions_admin.ourdata.review import queues
+    from sessions_admin.store.connection import run_sql
+
+    sid = everywhere
+    mid = run_sql("SELECT id FROM session_messages WHERE session_id = ? LIMIT 1", [sid])[0][0]
+    for page in (
+        "/admin/sessions_admin/session/",
+        "/admin/sessions_admin/message/",
+        f"/admin/sessions_admin/message/{mid}/change/",
+    ):
+        response = admin_client.get(page)
+        assert response.status_code == 200 and EMAIL.encode() not in response.content, page
+    Note.objects.create(session_id=sid, text=f"asked by {EMAIL}", author_name="a")
+    queue = queues.make_queue("q", "/sessions/", [sid], capped=False, user=None)
+    for fmt in ("csv", "jsonl"):
+        response = admin_client.get(f"/reviews/{queue.pk}/export/?format={fmt}")
+        text = b"".join(response.streaming_content)
+        assert response.status_code == 200 and b"sess_all" in text
+        assert EMAIL.encode() not in text and b"[email" in text, fmt
+    with caplog.at_level("INFO", logger="sessions_admin.request"):
+        admin_client.get(f"/search/?q={EMAIL}")
+    logged = [getattr(record, "path", "") for record in caplog.records]
+    assert any(path.startswith("/search/?q=") for path in logged)
+    assert not any("carol.customer" in path for path in logged)

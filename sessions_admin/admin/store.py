@@ -26,6 +26,7 @@ from sessions_admin.admin.base import (
 )
 from sessions_admin.admin.clear_all import ClearAllPages
 from sessions_admin.ids import session_url
+from sessions_admin.masking import masker
 from sessions_admin.models import Message, Session
 from sessions_admin.params import MAX_SQLITE_INT
 from sessions_admin.store import queries
@@ -33,6 +34,13 @@ from sessions_admin.store.cliptext import clipped_expr
 from sessions_admin.store.connection import StoreError, is_read_only
 from sessions_admin.store.values import OddValue, as_id, as_text
 from sessions_admin.templatetags.sessions_admin import short_id
+
+
+def said(value: object) -> str:
+    """What people and tools said, as the admin shows it: as text, hidden values masked."""
+    text = as_text(value)
+    active = masker()
+    return active.text(text) if active is not None and text else text
 
 
 @admin.register(Session)
@@ -92,7 +100,7 @@ class SessionAdmin(ClearAllPages, ReadOnlyStoreAdmin):
 
     @admin.display(description="title")
     def title_shown(self, obj: Session) -> str:
-        return as_text(obj.title_clip) or "(untitled)"
+        return said(obj.title_clip) or "(untitled)"
 
     @admin.display(description="target")
     def target_shown(self, obj: Session) -> str:
@@ -288,20 +296,20 @@ class MessageAdmin(ReadOnlyStoreAdmin):
 
     @admin.display(description="content")
     def short_content(self, obj: Message) -> str:
-        return as_text(obj.content_head) or ""
+        return said(obj.content_head) or ""
 
     @admin.display(description="content")
     def content_shown(self, obj: Message) -> str:
-        return format_html("<pre>{}</pre>", as_text(obj.content_clip) or "")
+        return format_html("<pre>{}</pre>", said(obj.content_clip) or "")
 
     @admin.display(description="tool args")
     def args_shown(self, obj: Message) -> str:
-        text = as_text(obj.args_clip)
+        text = said(obj.args_clip)
         return format_html("<pre>{}</pre>", text) if text else "—"
 
     @admin.display(description="tool result")
     def result_shown(self, obj: Message) -> str:
-        text = as_text(obj.result_clip)
+        text = said(obj.result_clip)
         return format_html("<pre>{}</pre>", text) if text else "—"
 
     @admin.display(description="model · trace · span")

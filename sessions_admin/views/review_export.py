@@ -26,6 +26,7 @@ from django.views.decorators.http import require_safe
 from sessions_admin import params
 from sessions_admin.access import staff_view
 from sessions_admin.ids import session_url
+from sessions_admin.masking import masker
 from sessions_admin.ourdata.review import labels, notes
 from sessions_admin.ourdata.review.models import ReviewItem, ReviewQueue
 from sessions_admin.ourdata.review.queues import queue_of_store
@@ -83,33 +84,35 @@ def item_records(
         }
         for item in chunk:
             row = rows.get(item.session_id)
-            yield {
-                "position": item.position + 1,
-                "session_id": item.session_id,
-                "title": row.title if row else None,
-                "target": row.target_key if row else None,
-                "principal": row.principal_id if row else None,
-                "link": link(item.session_id),
-                "verdict": item.verdict,
-                "reviewer": item.reviewer.get_username() if item.reviewer else None,
-                "reviewed_at": _time(item.reviewed_at),
-                "claimed_by": item.claimed_by.get_username() if item.claimed_by else None,
-                "claimed_at": _time(item.claimed_at),
-                "verdict_text": item.text,
-                "session_deleted": item.session_deleted,
-                "notes": [
-                    {
-                        "author": note.author_name,
-                        "at": _time(note.created_at),
-                        "message_id": note.message_id,
-                        "text": note.text,
-                    }
-                    for note in noted.get(item.session_id, [])
-                ],
-                "labels": [label.name for label in labelled.get(item.session_id, [])],
-                "by_manager": item.by_manager,
-                "earlier_verdicts": [earlier_record(e) for e in item.earlier_verdicts.all()],
-            }
+            yield _masked(
+                {
+                    "position": item.position + 1,
+                    "session_id": item.session_id,
+                    "title": row.title if row else None,
+                    "target": row.target_key if row else None,
+                    "principal": row.principal_id if row else None,
+                    "link": link(item.session_id),
+                    "verdict": item.verdict,
+                    "reviewer": item.reviewer.get_username() if item.reviewer else None,
+                    "reviewed_at": _time(item.reviewed_at),
+                    "claimed_by": item.claimed_by.get_username() if item.claimed_by else None,
+                    "claimed_at": _time(item.claimed_at),
+                    "verdict_text": item.text,
+                    "session_deleted": item.session_deleted,
+                    "notes": [
+                        {
+                            "author": note.author_name,
+                            "at": _time(note.created_at),
+                            "message_id": note.message_id,
+                            "text": note.text,
+                        }
+                        for note in noted.get(item.session_id, [])
+                    ],
+                    "labels": [label.name for label in labelled.get(item.session_id, [])],
+                    "by_manager": item.by_manager,
+                    "earlier_verdicts": [earlier_record(e) for e in item.earlier_verdicts.all()],
+                }
+            )
         after = chunk[-1].position
 
 
@@ -120,6 +123,20 @@ def _note_line(note: dict[str, Any]) -> str:
 
 def _earlier_line(earlier: dict[str, Any]) -> str:
     return ", ".join(f"{key} {value}" for key, value in earlier.items() if value not in (None, ""))
+
+
+def _masked(record: dict[str, Any]) -> dict[str, Any]:
+    """A record with what the pages mask masked: the title and what reviewers wrote."""
+    if (active := masker()) is None:
+        return record
+    record["title"] = active.text(record["title"])
+    record["verdict_text"] = active.text(record["verdict_text"])
+    for note in record["notes"]:
+        note["text"] = active.text(note["text"])
+    for earlier in record["earlier_verdicts"]:
+        if isinstance(earlier, dict) and isinstance(earlier.get("text"), str):
+            earlier["text"] = active.text(earlier["text"])
+    return record
 
 
 #: How the CSV writes a list column: one cell of text.
