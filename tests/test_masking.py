@@ -319,3 +319,25 @@ def test_the_admin_the_review_export_and_the_request_log_mask_too(everywhere, ad
     logged = [getattr(record, "path", "") for record in caplog.records]
     assert any(path.startswith("/search/?q=") for path in logged)
     assert not any("carol.customer" in path for path in logged)
+
+
+@STORE_DB
+def test_a_revealer_may_export_a_session_unmasked_for_a_reason_and_it_is_recorded(
+    secret_message, staff_client
+):
+    sid, _ = secret_message
+    url = session_url(sid, "export")
+    client = staff_client_with("reveal_hidden")
+    page = client.get(session_url(sid)).content.decode()
+    assert 'class="export-unmasked"' in page
+    assert 'class="export-unmasked"' not in staff_client.get(session_url(sid)).content.decode()
+    masked = b"".join(client.get(url, {"format": "jsonl"}).streaming_content)
+    assert b"alice@example.com" not in masked
+    response = client.post(url, {"format": "jsonl", "reason": "DSR-9"})
+    assert b"alice@example.com" in b"".join(response.streaming_content)
+    record = Reveal.objects.get()
+    assert (record.message_id, record.reason) == (None, "DSR-9")
+    assert "revealed the session" in str(record)
+    assert client.post(url, {"format": "jsonl", "reason": " "}).status_code == 400
+    assert staff_client.post(url, {"format": "jsonl", "reason": "x"}).status_code == 403
+    assert Reveal.objects.count() == 1

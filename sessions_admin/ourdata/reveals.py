@@ -31,7 +31,8 @@ class Reveal(models.Model):
     #: Kept when the account goes, so the record still says who it was.
     actor = models.CharField(max_length=150)
     session_id = StoreIdField()
-    message_id = models.BigIntegerField()
+    #: None: the whole session, exported unmasked.
+    message_id = models.BigIntegerField(null=True, blank=True)
     reason = models.TextField(max_length=REASON_MAX_CHARS)
 
     objects = OfThisStore.as_manager()
@@ -46,9 +47,8 @@ class Reveal(models.Model):
         ]
 
     def __str__(self) -> str:
-        return (
-            f"{self.actor} revealed message {self.message_id} ({self.revealed_at:%Y-%m-%d %H:%M})"
-        )
+        what = "the session" if self.message_id is None else f"message {self.message_id}"
+        return f"{self.actor} revealed {what} ({self.revealed_at:%Y-%m-%d %H:%M})"
 
     @classmethod
     def forget_sessions(cls, session_ids: list, store_name: str | None = None) -> int:

@@ -32,15 +32,16 @@ from typing import Any
 
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.utils.http import content_disposition_header
-from django.views.decorators.http import require_safe
+from django.views.decorators.http import require_http_methods
 
 from sessions_admin import params
 from sessions_admin.access import staff_view
-from sessions_admin.masking import masker
+from sessions_admin.masking import Masker, masker
 from sessions_admin.ourdata.review.summary import has_review, review_of_session
 from sessions_admin.store import queries, transcript
 from sessions_admin.store.timeutil import from_epoch_ms
 from sessions_admin.store.values import OddValue, Undecodable, as_int, as_text, as_time
+from sessions_admin.views.reveal import record_reveal
 
 logger = logging.getLogger(__name__)
 
@@ -117,10 +118,10 @@ def _session_dict(session: queries.SessionRow) -> dict[str, Any]:
 _SAID = tuple(_COLUMNS.index(c) for c in ("content", "tool_target", "tool_op", *JSON_COLUMNS))
 
 
-def _messages(session_id: str) -> Iterator[tuple]:
+def _messages(session_id: str, active: Masker | None) -> Iterator[tuple]:
     """The session's message rows as an export gives them: hidden values masked."""
     rows = transcript.iter_messages(session_id)
-    if (active := masker()) is None:
+    if active is None:
         yield from rows
         return
     text = active.text
@@ -135,23 +136,21 @@ def _messages(session_id: str) -> Iterator[tuple]:
         yield tuple(said)
 
 
-def _state(session_id: str) -> Iterator[tuple]:
+def _state(session_id: str, active: Masker | None) -> Iterator[tuple]:
     """The session's state rows (key, value, updated at), values masked."""
-    active = masker()
     for key, value, updated_at in transcript.iter_state(session_id):
         yield key, active.text(value) if active else value, updated_at
 
 
-def _shown(session: queries.SessionRow) -> queries.SessionRow:
+def _shown(session: queries.SessionRow, active: Masker | None) -> queries.SessionRow:
     """The session row as an export names it: its title masked."""
-    active = masker()
     return session if active is None else replace(session, title=active.text(session.title))
 
 
-def _review(session_id: str) -> dict[str, Any]:
+def _review(session_id: str, active: Masker | None) -> dict[str, Any]:
     """What reviewers wrote, their notes and verdict texts masked as the rest."""
     review = review_of_session(session_id)
-    if (active := masker()) is not None:
+    if active is not None:
         for entry in (*review["notes"], *review["verdicts"]):
             if entry.get("text"):
                 entry["text"] = active.text(entry["text"])
@@ -172,29 +171,29 @@ def _chunked(lines: Iterable[str]) -> Iterator[bytes]:
         yield "".join(buffer).encode("utf-8")
 
 
-def export_json(session: queries.SessionRow) -> Iterator[str]:
+def export_json(session: queries.SessionRow, active: Masker | None) -> Iterator[str]:
     yield '{"format": "sessions-admin/session-export", "version": 1, '
     yield f'"exported_at": {_encode(datetime.now(UTC).isoformat())}, '
     yield f'"session": {_encode(_session_dict(session))}, "messages": ['
     first = True
-    for row in _messages(session.id):
+    for row in _messages(session.id, active):
         yield ("\n" if first else ",\n") + message_json(row)
         first = False
     yield '\n], "state": ['
     first = True
-    for key, value, updated_at in _state(session.id):
+    for key, value, updated_at in _state(session.id, active):
         head = _encode({"key": _plain(key), "updated_at": _plain(updated_at)})[:-1]
         value_field = _json_field("value", value, single_line=False)
         yield ("\n" if first else ",\n") + f"{head}, {value_field}}}"
         first = False
     # What reviewers wrote (ourdata.review): labels, notes, verdicts.
-    yield f'\n], "review": {_encode(_review(session.id))}}}\n'
+    yield f'\n], "review": {_encode(_review(session.id, active))}}}\n'
 
 
-def export_jsonl(session: queries.SessionRow) -> Iterator[str]:
-    for row in _messages(session.id):
+def export_jsonl(session: queries.SessionRow, active: Masker | None) -> Iterator[str]:
+    for row in _messages(session.id, active):
         yield message_json(row, single_line=True) + "\n"
-    review = _review(session.id)
+    review = _review(session.id, active)
     if has_review(review):
         # One last line, not a message: what reviewers wrote about the session.
         yield _encode({"review": review}) + "\n"
@@ -262,7 +261,7 @@ def _md_text(value: object) -> str:
     return _MD_SPECIAL.sub(r"\\\1", " ".join(str(value).split()))
 
 
-def export_markdown(session: queries.SessionRow) -> Iterator[str]:
+def export_markdown(session: queries.SessionRow, active: Masker | None) -> Iterator[str]:
     title = _md_text(session.title) if session.title else "(untitled)"
     turns = session.turn_count
     yield f"# Session {_md_inline(session.id)}: {title}\n\n"
@@ -275,7 +274,7 @@ def export_markdown(session: queries.SessionRow) -> Iterator[str]:
         f"- last active: {_when(session.last_active)}\n\n## Transcript\n\n"
     )
     index = {name: i for i, name in enumerate(_COLUMNS)}
-    for raw_row in _messages(session.id):
+    for raw_row in _messages(session.id, active):
         # Markdown is for reading: a BLOB is described. SQLite's TEXT affinity
         # leaves only text, NULL or a BLOB in a text column, so one check per row.
         row = raw_row
@@ -316,11 +315,11 @@ def export_markdown(session: queries.SessionRow) -> Iterator[str]:
                     parts.append(f"**{label}**\n\n{_md_json(row[index[column]])}\n")
         yield "".join(parts)
     yield "## State\n\n"
-    for key, value, updated_at in _state(session.id):
+    for key, value, updated_at in _state(session.id, active):
         shown_key, shown_value = as_text(key), as_text(value) or ""
         heading = f"### {_md_inline(shown_key)} (updated {_when(updated_at)})"
         yield f"{heading}\n\n{_md_json(shown_value)}\n"
-    yield from markdown_review(_review(session.id))
+    yield from markdown_review(_review(session.id, active))
 
 
 def markdown_review(review: dict[str, Any]) -> Iterator[str]:
@@ -362,16 +361,23 @@ def _guarded(fmt: str, session_id: str, lines: Iterator[str]) -> Iterator[str]:
         yield _STOPPED[fmt](f"{type(exc).__name__} while reading the store")
 
 
-@require_safe
+@require_http_methods(["GET", "HEAD", "POST"])
 @staff_view()
 def export(request: HttpRequest, session_id: str) -> HttpResponse | StreamingHttpResponse:
+    """The session as a file, masked; a POST with a reason, from staff who may reveal,
+    gives it unmasked and is recorded as a reveal of the whole session."""
+    query = request.POST if request.method == "POST" else request.GET
     # A bad format raises BadParameter: the 400 page names the parameter.
-    fmt: str = params.choice(request.GET, "format", FORMATS, "json")  # type: ignore[assignment]
+    fmt: str = params.choice(query, "format", FORMATS, "json")  # type: ignore[assignment]
     session = queries.get_session(session_id)
     if session is None:  # deleted since the router looked
         raise Http404(f"No session with id {session_id!r} in the store.")
+    active = masker()
+    if request.method == "POST":
+        record_reveal(request, session.id, message_id=None)
+        active = None
     content_type, extension = FORMATS[fmt]
-    lines = _guarded(fmt, session.id, _WRITERS[fmt](_shown(session)))
+    lines = _guarded(fmt, session.id, _WRITERS[fmt](_shown(session, active), active))
     response = StreamingHttpResponse(_chunked(lines), content_type=content_type)
     response["Content-Disposition"] = content_disposition_header(
         True, _filename(session.id, extension)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils.cache import add_never_cache_headers
@@ -35,6 +36,20 @@ def _reason(request: HttpRequest) -> str:
     return reason.strip()
 
 
+def record_reveal(request: HttpRequest, session_id: str, *, message_id: int | None) -> Reveal:
+    """Check the asker may reveal and gave a reason, then record the reveal (before any
+    value leaves): a message's, or the whole session's (an unmasked export)."""
+    if not request.user.has_perm(REVEAL_PERMISSION):
+        raise PermissionDenied(f"Revealing hidden values needs {REVEAL_PERMISSION!r}.")
+    return Reveal.objects.create(
+        user=request.user,
+        actor=request.user.get_username()[:150],
+        session_id=session_id,
+        message_id=message_id,
+        reason=_reason(request),
+    )
+
+
 @require_POST
 @staff_view(REVEAL_PERMISSION)
 def reveal_message(request: HttpRequest, session_id: str) -> HttpResponse:
@@ -43,25 +58,19 @@ def reveal_message(request: HttpRequest, session_id: str) -> HttpResponse:
     )
     if message_id is None:
         raise BadParameter("message: name the message to reveal.", name="message")
-    reason = _reason(request)
+    _reason(request)  # refused before anything is read
     if not transcript.message_in_session(session_id, message_id):
         raise Http404(f"Message {message_id} is not a message of this session.")
     page = transcript.message_page(session_id, at=message_id)
     page = replace(page, messages=[m for m in page.messages if m.id == message_id])
-    Reveal.objects.create(
-        user=request.user,
-        actor=request.user.get_username()[:150],
-        session_id=session_id,
-        message_id=message_id,
-        reason=reason,
-    )
+    record = record_reveal(request, session_id, message_id=message_id)
     items = message_items(session_id, page, reveal=True)
     has_frames = frames.has_session_dir(frames_root(), session_id)
     context = {
         "message_html": message_html(items[0], has_frames) if items else "",
         "session_id": session_id,
         "message_id": message_id,
-        "reason": reason,
+        "reason": record.reason,
     }
     template = "sessions_admin/revealed.html"
     response = render(request, f"{template}#message" if request.htmx else template, context)

@@ -66,6 +66,7 @@ def _header_context(session: queries.SessionRow, has_frames: bool | None = None)
         "stats_url": session_url(session.id, "stats"),
         "state_url": session_url(session.id, "state"),
         "transcript_url": session_url(session.id),
+        "masking_on": masker() is not None,
     }
 
 
