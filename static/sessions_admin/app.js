@@ -31,11 +31,11 @@
     } else if (button.hasAttribute("data-copy-message")) {
       var message = button.closest("li.msg");
       var content = message && message.querySelector(".msg-body pre.content");
-      if (content) write(content.textContent);
+      if (content) write(shownText(content));
     } else if (button.hasAttribute("data-copy-value")) {
       var block = button.closest("details");
       var value = block && block.querySelector("pre");
-      if (value) write(value.textContent);
+      if (value) write(shownText(value));
     } else if (button.hasAttribute("data-copy-link")) {
       var head = button.closest(".msg-head");
       var link = head && head.querySelector("a.permalink");
@@ -46,6 +46,15 @@
         .then(write, function () { button.textContent = "copy failed"; });
     }
   });
+
+  // What a reader sees: a masked value copies as its tag ("[email · 3f9a]"), without
+  // the sentence a screen reader hears.
+  function shownText(element) {
+    if (!element.querySelector(".masked")) return element.textContent;
+    var copy = element.cloneNode(true);
+    copy.querySelectorAll(".masked .visually-hidden").forEach(function (n) { n.remove(); });
+    return copy.textContent;
+  }
 
   function fallbackCopy(text) {
     var area = document.createElement("textarea");
