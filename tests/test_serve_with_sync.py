@@ -65,14 +65,19 @@ def interruptible() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
-def start(python: Path, *server: str, cwd: Path = ROOT, env: dict | None = None):
+def in_the_background() -> None:
+    """How a shell starts a background job (``make run &``): SIGINT ignored."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def start(python: Path, *server: str, cwd: Path = ROOT, env: dict | None = None, background=False):
     # A session of its own: the test can send Ctrl-C to the whole group, as a terminal does.
     return subprocess.Popen(
         [str(SCRIPT), str(python), *server],
         cwd=cwd,
         env=env,
         start_new_session=True,
-        preexec_fn=interruptible,
+        preexec_fn=in_the_background if background else interruptible,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
@@ -90,6 +95,29 @@ def test_the_server_starts_while_the_build_is_still_running_and_ctrl_c_stops_bot
         assert args == ["manage.py", "sync_index", "--follow", "--quiet"]
         args = (stand_ins["sync"].parent / "run_jobs.args").read_text().split()
         assert args == ["manage.py", "run_jobs", "--verbosity", "0"]
+        os.killpg(script.pid, signal.SIGINT)
+        assert script.wait(timeout=20) == 130
+        assert not alive(sync_pid) and not alive(server_pid) and not alive(jobs_pid)
+    finally:
+        if script.poll() is None:
+            os.killpg(script.pid, signal.SIGKILL)
+
+
+def test_ctrl_c_stops_all_three_after_a_start_in_the_background(stand_ins):
+    # The stand-in runs the real Python for `-c` (the script's own restart), as the
+    # venv's would.
+    python = stand_ins["python"]
+    body = python.read_text().replace(
+        "#!/bin/sh\n", f'#!/bin/sh\n[ "$1" = "-c" ] && exec {sys.executable} "$@"\n', 1
+    )
+    python.write_text(body)
+    server_pid_file = stand_ins["server"]
+    script = start(
+        python, "sh", "-c", f"echo $$ > {server_pid_file}; exec sleep 300", background=True
+    )
+    try:
+        sync_pid, server_pid = wait_for(stand_ins["sync"]), wait_for(server_pid_file)
+        jobs_pid = wait_for(stand_ins["jobs"])
         os.killpg(script.pid, signal.SIGINT)
         assert script.wait(timeout=20) == 130
         assert not alive(sync_pid) and not alive(server_pid) and not alive(jobs_pid)
