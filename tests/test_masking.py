@@ -3,8 +3,10 @@ transcript's pages never showing a planted secret, and the audited reveal."""
 
 from __future__ import annotations
 
+import html
 import json
 import re
+import shutil
 
 import pytest
 from django.contrib.auth.models import User
@@ -134,6 +136,14 @@ PLAIN = st.lists(WORDS, min_size=1, max_size=4).map(" ".join)
 def _session_with(store, secret: str, where: str, before: str, after: str) -> tuple[str, int]:
     sid = store.add_session("sess_m", title="t " + (secret if where == "title" else "x"))
     text = f"{before} {secret} {after}"
+    folder = store.frames_root / sid
+    folder.mkdir(parents=True, exist_ok=True)
+    frame = {
+        "ts": 1,
+        "kind": "model.call",
+        "payload": {"prompt": text if where == "frame" else before},
+    }
+    (folder / "activity-r1.jsonl").write_text(json.dumps(frame) + "\n")
     content = text if where == "content" else f"{before} {after}"
     args = {"q": before, "deep": [{"note": text}]} if where == "args" else {"q": before}
     result = {"password": secret, "ok": after} if where == "result" else {"ok": after}
@@ -149,27 +159,38 @@ def _session_with(store, secret: str, where: str, before: str, after: str) -> tu
 )
 @given(
     secret=st.sampled_from([s for _, s in SECRETS if "\n" not in s]),
-    where=st.sampled_from(["content", "args", "result", "state", "title"]),
+    where=st.sampled_from(["content", "args", "result", "state", "title", "frame"]),
     before=PLAIN,
     after=PLAIN,
+    near_miss=st.sampled_from(NEAR_MISSES),
 )
 def test_a_planted_secret_never_reaches_a_page_and_the_text_around_it_does(
-    store, staff_client, secret, where, before, after
+    store, staff_client, secret, where, before, after, near_miss
 ):
     store.clear()
+    shutil.rmtree(store.frames_root, ignore_errors=True)
     sid, mid = _session_with(store, secret, where, before, after)
+    store.add_message(sid, "user", near_miss)
     pages = [
         session_url(sid),
         session_url(sid, "state"),
         session_url(sid, f"messages/{mid}/tool_args"),
         session_url(sid, f"messages/{mid}/tool_result", raw=1),
         session_url(sid, f"messages/{mid}/tool_args", raw=1),
+        session_url(sid, "frames/r1"),
+        session_url(sid, "export"),
+        session_url(sid, "export", format="md"),
     ]
     core = secret.split(" ", 1)[-1] if secret.startswith(("Bearer", "Basic")) else secret
-    bodies = [staff_client.get(page).content.decode() for page in pages]
+    bodies = []
+    for page in pages:
+        response = staff_client.get(page)
+        content = b"".join(response.streaming_content) if response.streaming else response.content
+        bodies.append(content.decode())
     for page, body in zip(pages, bodies, strict=True):
         assert core not in body and json.dumps(core)[1:-1] not in body, page
     assert before.split()[0] in bodies[0]
+    assert html.escape(near_miss) in bodies[0]  # near-misses stay as they are
 
 
 @STORE_DB
