@@ -212,16 +212,23 @@ class Masker:
         return self.tag(rule, head, found, html=html)
 
     def value(self, value: Any, *, html: bool = False) -> Any:
-        """A parsed JSON value with its strings masked and secret keys' strings hidden."""
+        """A parsed JSON value with its strings masked and secret keys' strings hidden;
+        :data:`TOO_DEEP` for one nested too deeply to walk (its text is shown, masked)."""
+        try:
+            return self._value(value, html=html)
+        except RecursionError:
+            return TOO_DEEP
+
+    def _value(self, value: Any, *, html: bool) -> Any:
         if isinstance(value, str):
             return self.text(value, html=html)
         if isinstance(value, dict):
             return {
-                k: self._secret(v, html=html) if secret_key(k) else self.value(v, html=html)
+                k: self._secret(v, html=html) if secret_key(k) else self._value(v, html=html)
                 for k, v in value.items()
             }
         if isinstance(value, list):
-            return [self.value(v, html=html) for v in value]
+            return [self._value(v, html=html) for v in value]
         return value
 
     def _secret(self, value: Any, *, html: bool) -> Any:
@@ -235,6 +242,8 @@ class Masker:
 
 
 SECRET = Rule("secret", "", "hidden secret", check=None)
+#: What :meth:`Masker.value` gives for a value too deeply nested to walk.
+TOO_DEEP = object()
 
 
 def _flags(rules: tuple[Rule, ...]) -> int:

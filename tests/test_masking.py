@@ -362,3 +362,19 @@ def test_a_revealer_may_export_a_session_unmasked_for_a_reason_and_it_is_recorde
     assert client.post(url, {"format": "jsonl", "reason": " "}).status_code == 400
     assert staff_client.post(url, {"format": "jsonl", "reason": "x"}).status_code == 403
     assert Reveal.objects.count() == 1
+
+
+@STORE_DB
+def test_a_value_nested_too_deeply_to_walk_is_shown_as_masked_text(store, staff_client):
+    deep = '{"a":' * 3000 + '"write to carol@example.org"' + "}" * 3000
+    sid = store.add_session("sess_deep")
+    mid = store.add_message(sid, "tool", "ok", tool_name="t", tool_args=deep)
+    store.add_state(sid, "snapshot", deep)
+    for page in (
+        session_url(sid),
+        session_url(sid, "state"),
+        session_url(sid, f"messages/{mid}/tool_args"),
+    ):
+        response = staff_client.get(page)
+        assert response.status_code == 200, page
+        assert b"carol@example.org" not in response.content and b"[email" in response.content

@@ -36,6 +36,7 @@ from sessions_admin.store.cascade import (
     Counts,
     FramesReport,
     candidates,
+    checkpoint,
     child_counts,
     count_ids,
     deferred_sync,
@@ -307,6 +308,7 @@ def _delete_batch(
     job.inflight = None
     run.record("sessions", "messages", "state_rows", "cursor", "inflight")
     pause_ms = pacer.record(counts.rows, timings["store_ms"])
+    checkpoint()  # in the pause: the runtime may write meanwhile
     time.sleep(max(0.0, pause_ms - (time.perf_counter() - unlocked) * 1000) / 1000)
     return deleted
 

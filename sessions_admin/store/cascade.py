@@ -211,12 +211,30 @@ def deferred_sync():
         cursor.execute("PRAGMA synchronous")
         before = cursor.fetchone()[0]
         cursor.execute("PRAGMA synchronous = NORMAL")
+        cursor.execute("PRAGMA wal_autocheckpoint")
+        autocheckpoint = cursor.fetchone()[0]
+        # The commit's own checkpoint would count as time the batch held the lock (the
+        # pacer would shrink the batches for it): the job checkpoints in its pauses.
+        cursor.execute("PRAGMA wal_autocheckpoint = 0")
     try:
         yield
     finally:
         with connection.cursor() as cursor:
             cursor.execute(f"PRAGMA synchronous = {int(before)}")
+            cursor.execute(f"PRAGMA wal_autocheckpoint = {int(autocheckpoint)}")
+        checkpoint()
         flush_to_disk()
+
+
+def checkpoint() -> None:
+    """Copy what the WAL holds into the store's file without waiting for anyone
+    (``PASSIVE``: the runtime's writes go on meanwhile); never raises."""
+    try:
+        with store_connection().cursor() as cursor:
+            cursor.execute("PRAGMA wal_checkpoint(PASSIVE)")
+            cursor.fetchall()
+    except DatabaseError:
+        pass  # the next commit's own checkpoint, or the runtime's, does it
 
 
 def flush_to_disk() -> None:

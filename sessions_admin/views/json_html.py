@@ -17,7 +17,7 @@ from typing import Any
 from django.utils.safestring import SafeString
 
 from sessions_admin.markup import esc, safe_html
-from sessions_admin.masking import mark_html
+from sessions_admin.masking import TOO_DEEP, mark_html
 
 #: Trees open their first levels; deeper nodes start collapsed.
 TREE_OPEN_DEPTH = 3
@@ -80,6 +80,8 @@ def highlight(value: Any) -> SafeString | None:
 
     ``None`` when the value is too deeply nested to walk (the caller shows it raw).
     """
+    if value is TOO_DEEP:
+        return None
     out: list[str] = []
     try:
         _pretty(value, "", out)
@@ -124,6 +126,8 @@ def tree(value: Any) -> SafeString | None:
 
     Scalars get one highlighted span; ``None`` when too deep to walk.
     """
+    if value is TOO_DEEP:
+        return None
     if not isinstance(value, dict | list) or not value:
         return highlight(value)
     out: list[str] = [

@@ -47,6 +47,11 @@ _SETTABLE_PRAGMAS = frozenset(
         "mmap_size",
         # When this connection's commits wait for an fsync (deletion jobs: cascade.deferred_sync).
         "synchronous",
+        # A job's commits leave the WAL for it to checkpoint between batches, outside the
+        # write lock (cascade.deferred_sync, cascade.checkpoint): WAL pages into the file
+        # SQLite would copy itself, no row changed.
+        "wal_autocheckpoint",
+        "wal_checkpoint",
     }
 )
 # Pragmas that only read and take a table or index name as their argument.
