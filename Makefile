@@ -72,8 +72,9 @@ browser-deps: ## Debian's Chromium for the browser tests (nothing downloads a br
 	  fi; \
 	fi
 
-test: setup-dev browser-deps ## The whole suite, browser tests included
-	$(PY) -m pytest
+test: setup-dev browser-deps ## The whole suite: on two cores, then the browser tests one at a time
+	$(PY) -m pytest -n 2 -m "not browser"
+	$(PY) -m pytest -m browser
 
 test-fast: setup-dev ## The inner loop on two cores: everything but the browser tests and the slow ones (the crawl, the fuzzer)
 	$(PY) -m pytest -n 2 -m "not browser and not slow"
