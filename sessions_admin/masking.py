@@ -140,9 +140,7 @@ def _names_a_secret(text: str) -> bool:
 
 
 #: ``"password": "…"`` in text that is not parsed (a message's content, a cut value).
-_KEYED_STRING = re.compile(
-    r'("(?P<key>[^"\\]{1,64})"\s*:\s*)"(?P<value>(?:[^"\\]|\\.)*)"', re.IGNORECASE
-)
+_KEYED_STRING = re.compile(r'("(?P<key>[^"\\]{1,64})"\s*:\s*)"(?P<value>(?:[^"\\]|\\.)*)"')
 
 
 class Masker:
@@ -244,13 +242,6 @@ class Masker:
 SECRET = Rule("secret", "", "hidden secret", check=None)
 #: What :meth:`Masker.value` gives for a value too deeply nested to walk.
 TOO_DEEP = object()
-
-
-def _flags(rules: tuple[Rule, ...]) -> int:
-    flags = 0
-    for rule in rules:
-        flags |= rule.flags
-    return flags
 
 
 _MARKED = re.compile(f"{OPEN}([^{SPLIT}{CLOSE}]*){SPLIT}([^{CLOSE}]*){CLOSE}")

@@ -95,12 +95,17 @@ def test_the_server_starts_while_the_build_is_still_running_and_ctrl_c_stops_bot
         assert args == ["manage.py", "sync_index", "--follow", "--quiet"]
         args = (stand_ins["sync"].parent / "run_jobs.args").read_text().split()
         assert args == ["manage.py", "run_jobs", "--verbosity", "0"]
-        os.killpg(script.pid, signal.SIGINT)
-        assert script.wait(timeout=20) == 130
-        assert not alive(sync_pid) and not alive(server_pid) and not alive(jobs_pid)
+        assert_ctrl_c_stops_all_three(script, sync_pid, server_pid, jobs_pid)
     finally:
         if script.poll() is None:
             os.killpg(script.pid, signal.SIGKILL)
+
+
+def assert_ctrl_c_stops_all_three(script, *pids: int) -> None:
+    """Ctrl-C to the script's group, as a terminal sends it: exit 130, nothing left."""
+    os.killpg(script.pid, signal.SIGINT)
+    assert script.wait(timeout=20) == 130
+    assert not any(alive(pid) for pid in pids)
 
 
 def test_ctrl_c_stops_all_three_after_a_start_in_the_background(stand_ins):
@@ -118,9 +123,7 @@ def test_ctrl_c_stops_all_three_after_a_start_in_the_background(stand_ins):
     try:
         sync_pid, server_pid = wait_for(stand_ins["sync"]), wait_for(server_pid_file)
         jobs_pid = wait_for(stand_ins["jobs"])
-        os.killpg(script.pid, signal.SIGINT)
-        assert script.wait(timeout=20) == 130
-        assert not alive(sync_pid) and not alive(server_pid) and not alive(jobs_pid)
+        assert_ctrl_c_stops_all_three(script, sync_pid, server_pid, jobs_pid)
     finally:
         if script.poll() is None:
             os.killpg(script.pid, signal.SIGKILL)

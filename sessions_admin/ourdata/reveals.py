@@ -14,6 +14,7 @@ from django.db.models import Q
 
 from sessions_admin.ourdata.storeids import StoreIdField
 from sessions_admin.ourdata.storename import STORE_NAME_CHARS, OfThisStore, current_store
+from sessions_admin.sqlhelpers import chunks
 
 #: A reason is a ticket number or a sentence, not an essay.
 REASON_MAX_CHARS = 500
@@ -55,8 +56,7 @@ class Reveal(models.Model):
         """Delete the reveal records of these sessions (an erasure); returns how many."""
         store = store_name or current_store()
         ids = [sid for sid in dict.fromkeys(session_ids) if isinstance(sid, str)]
-        deleted = 0
-        for start in range(0, len(ids), 500):
-            chunk = ids[start : start + 500]
-            deleted += cls.objects.filter(store_name=store, session_id__in=chunk).delete()[0]
-        return deleted
+        return sum(
+            cls.objects.filter(store_name=store, session_id__in=chunk).delete()[0]
+            for chunk in chunks(ids, 500)
+        )
