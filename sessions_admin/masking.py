@@ -16,6 +16,7 @@ characters, which :func:`mark_html` turns into a span that a screen reader reads
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import hmac
 import re
@@ -66,8 +67,13 @@ class Rule:
     #: Text holding none of these (or too few digits) cannot hold a finding: the rule is
     #: skipped for it (most text holds no secret, and a scan costs).
     hints: tuple[str, ...] = ()
-    #: Text with fewer digits than this cannot hold a finding (a card has 13 at least).
+    #: Text with no run of this many digits (spaces or hyphens between them allowed)
+    #: cannot hold a finding: a card number has 13 at least.
     hint_digits: int = 0
+
+    @property
+    def spaced_head(self) -> str:
+        return self.head or self.name.replace("_", " ")
 
 
 BUILTIN_RULES: tuple[Rule, ...] = (
@@ -130,17 +136,28 @@ def secret_key(key: object) -> bool:
     )
 
 
-#: What a secret key's name holds at least (a cheap test before the key-value pass).
-_SECRET_WORDS = ("pass", "secret", "token", "key", "auth", "credential", "pwd")
+#: What text holding a secret key's name holds, lowered and without ``_`` or ``-`` (a
+#: cheap test before the key-value pass): every name :func:`secret_key` takes holds one.
+#: A name ends in "token", and the key is quoted: ``token"`` (``max_tokens`` does not).
+_SECRET_WORDS = ("pass", "secret", "apikey", "authorization", 'token"', "credential")
 
 
 def _names_a_secret(text: str) -> bool:
-    low = text.lower()
-    return any(word in low for word in _SECRET_WORDS)
+    low = text.lower().replace("_", "").replace("-", "")
+    return any(map(low.__contains__, _SECRET_WORDS))
 
 
 #: ``"password": "…"`` in text that is not parsed (a message's content, a cut value).
 _KEYED_STRING = re.compile(r'("(?P<key>[^"\\]{1,64})"\s*:\s*)"(?P<value>(?:[^"\\]|\\.)*)"')
+
+
+_ZEROS = bytes.maketrans(b"123456789", b"000000000")
+
+
+def _digits_as_zeros(value: str) -> bytes:
+    """``value`` as bytes with every digit a ``0`` and no space or hyphen: a run of
+    zeros as long as a rule's digits is then a plain substring test (C, one pass)."""
+    return value.encode("utf-8", "surrogatepass").translate(_ZEROS, b" -")
 
 
 class Masker:
@@ -160,29 +177,98 @@ class Masker:
             )
             for rule in rules
         ]
+        # What any rule needs: text with none of it holds no finding, tested in C. A
+        # hint with "_" in it (``ghp_``…) stands as "_" alone: fewer scans of each text.
+        self.hints = tuple(
+            dict.fromkeys("_" if "_" in hint else hint for rule in rules for hint in rule.hints)
+        )
+        digits = min((rule.hint_digits for rule in rules if rule.hint_digits), default=0)
+        self.digit_run = b"0" * digits if digits else b""
+        #: An operator's rule names no hint: every text is scanned for it.
+        self.unhinted = any(not rule.hints and not rule.hint_digits for rule in rules)
+
+    def quiet(self, value: str) -> bool:
+        """``value`` cannot hold a finding of any rule (a quick test; False: it may)."""
+        if self.unhinted or any(map(value.__contains__, self.hints)):
+            return False
+        if self.digit_run and self.digit_run in _digits_as_zeros(value):
+            return False
+        return not ('"' in value and ":" in value and _names_a_secret(value))
 
     def tag(self, rule: Rule, head: str, found: str, *, html: bool) -> str:
         digest = hmac.new(self.key, found.encode("utf-8", "surrogatepass"), hashlib.sha256)
         text = head if rule.check else f"{head} · {digest.hexdigest()[:4]}"
         return f"{OPEN}{rule.spoken}{SPLIT}[{text}]{CLOSE}" if html else f"[{text}]"
 
-    def text(self, value: str, *, html: bool = False) -> str:
+    def text(self, value: str, *, html: bool = False, clipped: bool = False) -> str:
         """``value`` with every finding replaced by its tag. Text that is not UTF-8 is
         masked as it reads; a description of a value that is not text (a BLOB, a
-        number) holds nothing to hide and stays as it is."""
+        number) holds nothing to hide and stays as it is. ``clipped``: the value is the
+        head of a longer one, so what ends it may be the start of a finding cut in two
+        (``alice@exa…``): that end is left out."""
         if type(value) is not str:
             if not isinstance(value, str) or not isinstance(getattr(value, "raw", None), bytes):
                 return value
             # TEXT that is not UTF-8: masked as it reads; kept as it is when nothing is hidden.
             text = str.__str__(value)
-            shown = self.text(text, html=html)
+            shown = self.text(text, html=html, clipped=clipped)
             return value if shown == text else shown
-        if len(value) < SHORTEST:
-            return value
         if html and (OPEN in value or CLOSE in value or SPLIT in value):
+            # Stored text cannot forge a tag: the marks are ours alone.
             value = value.replace(OPEN, "\ufffd").replace(CLOSE, "\ufffd").replace(SPLIT, "\ufffd")
+        if len(value) < SHORTEST or (self.quiet(value) and not clipped):
+            return value
+        found = self.findings(value)
+        if clipped:
+            value = _without_partial(value, found[-1][1] if found else 0)
+        return self._replaced(value, found, html=html)
+
+    def window(self, text: str, left: int, right: int, *, html: bool = False):
+        """``text[left:right]`` masked as part of ``text``: a finding that crosses an
+        edge is hidden whole, the window grown to hold its tag. Returns the masked
+        window with where it now starts and ends in ``text``, or None when nothing in
+        it is hidden (findings are looked for :data:`REACH` characters around it)."""
+        base = max(left - REACH, 0)
+        wide = text[base : min(right + REACH, len(text))]
+        if html and (OPEN in wide or CLOSE in wide or SPLIT in wide):
+            wide = wide.replace(OPEN, "\ufffd").replace(CLOSE, "\ufffd").replace(SPLIT, "\ufffd")
+        if self.quiet(wide):
+            return None
+        found = [f for f in self.findings(wide) if f[0] < right - base and f[1] > left - base]
+        if not found:
+            return None
+        low, high = min(left - base, found[0][0]), max(right - base, found[-1][1])
+        shifted = [(start - low, end - low, rule, head) for start, end, rule, head in found]
+        return self._replaced(wide[low:high], shifted, html=html), base + low, base + high
+
+    def _replaced(self, value: str, found: list[Finding], *, html: bool) -> str:
+        if not found:
+            return value
+        pieces, at = [], 0
+        for start, end, rule, head in found:
+            pieces += (value[at:start], self.tag(rule, head, value[start:end], html=html))
+            at = end
+        pieces.append(value[at:])
+        return "".join(pieces)
+
+    def findings(self, value: str) -> list[Finding]:
+        """Where ``value`` holds something to hide, in order, none overlapping: the
+        values of secret keys first, then each rule's findings in the rules' order (a
+        finding overlapping one already taken is left to it)."""
+        found: list[Finding] = []
+        starts: list[int] = []  # of ``found``, kept sorted for the overlap test
+
+        def take(start: int, end: int, rule: Rule, head: str) -> None:
+            at = bisect.bisect_right(starts, start)
+            if (at and found[at - 1][1] > start) or (at < len(found) and found[at][0] < end):
+                return
+            starts.insert(at, start)
+            found.insert(at, (start, end, rule, head))
+
         if '"' in value and ":" in value and _names_a_secret(value):
-            value = _KEYED_STRING.sub(lambda m: self._keyed(m, html=html), value)
+            for match in _KEYED_STRING.finditer(value):
+                if match.group("value") and secret_key(match.group("key")):
+                    take(*match.span("value"), SECRET, "secret")
         for rule, pattern, hints, digits in self.scans:
             if hints:
                 for needed in hints:
@@ -190,24 +276,14 @@ class Masker:
                         break
                 else:
                     continue
-            elif digits and sum(map(value.count, "0123456789")) < digits:
+            elif digits and b"0" * digits not in _digits_as_zeros(value):
                 continue
-            value = pattern.sub(lambda m, rule=rule: self._found(rule, m, html=html), value)
-        return value
-
-    def _keyed(self, match: re.Match, *, html: bool) -> str:
-        if not secret_key(match.group("key")) or not match.group("value"):
-            return match.group(0)
-        return f'{match.group(1)}"{self.tag(SECRET, "secret", match.group("value"), html=html)}"'
-
-    def _found(self, rule: Rule, match: re.Match, *, html: bool) -> str:
-        found = match.group(0)
-        if OPEN in found:  # a tag placed by the keyed pass: leave it whole
-            return found
-        head = rule.check(found) if rule.check else rule.head or rule.name.replace("_", " ")
-        if head is None:
-            return found
-        return self.tag(rule, head, found, html=html)
+            for match in pattern.finditer(value):
+                start, end = match.span()
+                head = rule.check(match.group()) if rule.check else rule.spaced_head
+                if head is not None and end > start:
+                    take(start, end, rule, head)
+        return found
 
     def value(self, value: Any, *, html: bool = False) -> Any:
         """A parsed JSON value with its strings masked and secret keys' strings hidden;
@@ -240,8 +316,48 @@ class Masker:
 
 
 SECRET = Rule("secret", "", "hidden secret", check=None)
+#: One finding: where it starts and ends, its rule, and its tag's head.
+Finding = tuple[int, int, Rule, str]
 #: What :meth:`Masker.value` gives for a value too deeply nested to walk.
 TOO_DEEP = object()
+
+
+#: How far around a window :meth:`Masker.window` looks for findings crossing its edges
+#: (more than a private-key block, the longest finding in practice).
+REACH = 4096
+ELLIPSIS = "…"
+#: What a finding's text is made of besides letters and digits.
+_TOKEN_MARKS = frozenset("._%+@=/~-")
+#: A secret key's string value still open where the text ends: ``"password": "hun``.
+_OPEN_SECRET = re.compile(r'"(?P<key>[^"\\]{1,64})"\s*:\s*"(?P<value>(?:[^"\\]|\\.)*)\\?\Z')
+
+
+def _without_partial(value: str, floor: int) -> str:
+    """``value`` (cut from a longer text, maybe ending in "…") without what may be the
+    start of a finding at its end: an open secret string, or a last run of letters,
+    digits and marks that holds a digit or a mark, is 8 long, or follows "Bearer "."""
+    end = len(value) - 1 if value.endswith(ELLIPSIS) else len(value)
+    start = _partial_start(value, floor, end)
+    return value if start == end else value[:start] + value[end:]
+
+
+def _partial_start(value: str, floor: int, end: int) -> int:
+    opened = _OPEN_SECRET.search(value, floor, end)
+    if opened and secret_key(opened.group("key")):
+        return opened.start("value")
+    at = end
+    while at > floor:
+        char = value[at - 1]
+        if char.isalnum() or char in _TOKEN_MARKS:
+            at -= 1
+        elif char == " " and floor < at - 1 < end - 1 and value[at - 2].isdigit():
+            at -= 1  # a card number written in groups: "4242 4242 42"
+        else:
+            break
+    run = value[at:end]
+    if run and (len(run) >= 8 or not run.isalpha() or value[:at].endswith(("earer ", "asic "))):
+        return at
+    return end
 
 
 _MARKED = re.compile(f"{OPEN}([^{SPLIT}{CLOSE}]*){SPLIT}([^{CLOSE}]*){CLOSE}")
@@ -269,11 +385,16 @@ def shorten(text: str, limit: int) -> str:
     return cut + "…"
 
 
-def masked_html(value: str, active: Masker | None, limit: int | None = None) -> str:
-    """``value`` escaped for HTML, masked when ``active`` is, cut to ``limit``."""
+def masked_html(
+    value: str, active: Masker | None, limit: int | None = None, *, clipped: bool | None = None
+) -> str:
+    """``value`` escaped for HTML, masked when ``active`` is, cut to ``limit``.
+    ``clipped`` (by default: it ends in "…") says it was cut from a longer text."""
     if active is None:
         return esc(value if limit is None else shorten(value, limit))
-    shown = active.text(value, html=True)
+    if clipped is None:
+        clipped = value.endswith(ELLIPSIS)
+    shown = active.text(value, html=True, clipped=clipped)
     return mark_html(esc(shown if limit is None else shorten(shown, limit)))
 
 

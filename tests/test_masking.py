@@ -378,3 +378,80 @@ def test_a_value_nested_too_deeply_to_walk_is_shown_as_masked_text(store, staff_
         response = staff_client.get(page)
         assert response.status_code == 200, page
         assert b"carol@example.org" not in response.content and b"[email" in response.content
+
+
+# --- Values cut before they are shown ----------------------------------------------
+
+
+def _active() -> Masker:
+    active = masker()
+    assert active is not None
+    return active
+
+
+@pytest.mark.parametrize(
+    ("head", "shown"),
+    [
+        ("contact alice@exa…", "contact …"),  # an address cut in two
+        ("card 4242 4242 42", "card "),  # a card number's first groups
+        ('{"password": "correct horse bat', '{"password": "'),  # a secret string left open
+        ("Authorization: Bearer abcdefg", "Authorization: Bearer "),
+        ("then sk-abc", "then "),
+        ("Waiting…", "Waiting…"),  # a plain word at the cut stays
+        ("mail bob@example.com then", "mail [email · "),  # whole findings masked as ever
+    ],
+)
+def test_the_end_of_a_clipped_value_never_shows_part_of_a_finding(head, shown):
+    assert _active().text(head, clipped=True).startswith(shown)
+    if "@example.com" not in head:
+        assert _active().text(head, clipped=True) == shown
+
+
+FILLER = st.text(alphabet=" xyz.", max_size=200)
+
+
+@hsettings(max_examples=200, deadline=None)
+@given(
+    secret=st.sampled_from([s for _, s in SECRETS]),
+    before=FILLER,
+    after=FILLER,
+    data=st.data(),
+)
+def test_a_window_never_shows_part_of_a_finding_that_crosses_its_edges(secret, before, after, data):
+    text = f"{before} {secret} {after}"
+    left = data.draw(st.integers(0, len(text)))
+    right = data.draw(st.integers(left, len(text)))
+    shown = _active().window(text, left, right)
+    # What is hidden: a credential without its "Bearer ".
+    core = secret.split(" ", 1)[-1] if secret.startswith(("Bearer", "Basic")) else secret
+    at = text.index(core)
+    if shown is None:
+        # Nothing hidden in the window: it does not reach the finding at all.
+        assert right <= at or left >= at + len(core)
+        return
+    masked, start, end = shown
+    assert start <= left and end >= right
+    # No 6 characters of the secret's own (filler holds none of its letters but "x"…).
+    pieces = {core[i : i + 6] for i in range(len(core) - 5)}
+    assert not any(piece in masked for piece in pieces if not set(piece) <= set(" xyz."))
+
+
+@STORE_DB
+def test_a_hidden_value_across_a_heads_or_a_snippets_edge_never_shows_in_part(
+    store, var_dir, staff_client
+):
+    from sessions_admin.ourdata import sync
+    from sessions_admin.ourdata.rollups.schema import HEAD_CHARS
+
+    sid = store.add_session("sess_edge")
+    # The address starts a few characters before the tool page's head ends.
+    args = {"path": "p" * (HEAD_CHARS - 38), "owner": EMAIL}
+    store.add_message(sid, "tool", "ok", tool_name="fs.stat", tool_args=args,
+                      tool_result={"ok": True})  # fmt: skip
+    # A search hit 60 characters from an address: the snippet's window crosses it.
+    store.add_message(sid, "user", "wombat " + "w" * 55 + " " + EMAIL + " tail")
+    sync.sync_once()
+    for page in ("/tools/fs.stat/", "/search/?q=wombat"):
+        body = staff_client.get(page).content.decode()
+        assert "carol" not in body and "example.org" not in body, page
+        assert "[email · " in body or page.startswith("/tools/"), page

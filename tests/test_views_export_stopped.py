@@ -34,7 +34,7 @@ def _body(client, fmt: str) -> str:
 @STORE_DB
 def test_a_json_export_that_stops_is_not_valid_json_and_says_why(failing_midway, viewer_client):
     body = _body(viewer_client, "json")
-    assert '"content": "first"' in body
+    assert '"content":"first"' in body
     assert "export stopped: OSError" in body and "incomplete" in body
     with pytest.raises(json.JSONDecodeError):
         json.loads(body)

@@ -228,7 +228,8 @@ def test_a_tools_calls_show_their_args_and_result_in_short(store, settings, tmp_
     heads = re.findall(r'<td class="heads"><code>(.*?)</code> → <code>(.*?)</code>', html)
     assert sorted(heads) == sorted(
         [
-            (long_args[:HEAD_CHARS].replace('"', "&quot;"), "{&quot;ok&quot;: false}"),
+            # Cut to HEAD_CHARS with "…" (after masking, which read more of it).
+            ((long_args[: HEAD_CHARS - 1] + "…").replace('"', "&quot;"), "{&quot;ok&quot;: false}"),
             (
                 "{&quot;path&quot;: &quot;/etc/b&quot;}",
                 "{&quot;ok&quot;: true, &quot;lines&quot;: 3}",

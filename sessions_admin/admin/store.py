@@ -30,7 +30,7 @@ from sessions_admin.masking import masker
 from sessions_admin.models import Message, Session
 from sessions_admin.params import MAX_SQLITE_INT
 from sessions_admin.store import queries
-from sessions_admin.store.cliptext import clipped_expr
+from sessions_admin.store.cliptext import ELLIPSIS, clipped_expr
 from sessions_admin.store.connection import StoreError, is_read_only
 from sessions_admin.store.values import OddValue, as_id, as_text
 from sessions_admin.templatetags.sessions_admin import short_id
@@ -40,7 +40,10 @@ def said(value: object) -> str:
     """What people and tools said, as the admin shows it: as text, hidden values masked."""
     text = as_text(value)
     active = masker()
-    return active.text(text) if active is not None and text else text
+    if active is None or not text:
+        return text
+    # Cut in SQL with "…": its end may be the start of a hidden value cut in two.
+    return active.text(text, clipped=text.endswith(ELLIPSIS))
 
 
 @admin.register(Session)

@@ -206,6 +206,15 @@ def masked(value: object) -> SafeString | object:
 
 
 @register.filter
+def masked_clipped(value: object, clipped: bool) -> SafeString | object:
+    """:func:`masked` for the head of a longer text (when ``clipped``): what ends it
+    may be the start of a hidden value cut in two, and is left out."""
+    if clipped and type(value) is str:
+        return safe_html(masked_html(value, masker(), clipped=True))
+    return masked(value)
+
+
+@register.filter
 def masked_short(value: object, limit: int) -> SafeString | object:
     """:func:`masked`, cut to ``limit`` characters after masking (no part of a value
     shows)."""

@@ -24,12 +24,15 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from datetime import UTC, datetime
+from operator import itemgetter
 from typing import Any
 
+import orjson
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.utils.http import content_disposition_header
 from django.views.decorators.http import require_http_methods
@@ -54,7 +57,7 @@ JSON_COLUMNS = ("tool_args", "tool_result")
 _COLUMNS = transcript.MESSAGE_COLUMNS
 _JSON_INDEXES = tuple(_COLUMNS.index(c) for c in JSON_COLUMNS)
 _PLAIN = tuple(i for i, c in enumerate(_COLUMNS) if c not in JSON_COLUMNS)
-_encode = json.JSONEncoder(ensure_ascii=False).encode
+_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 _valid = transcript.strict_json_valid
 #: Lines are gathered into pieces of about this many characters per write.
 FLUSH_CHARS = 256 * 1024
@@ -65,9 +68,12 @@ def _filename(session_id: str, extension: str) -> str:
     return f"session-{stem}.{extension}"
 
 
-#: Value types a row must be checked for before the fast encoding (an Undecodable
-#: would pass as its replaced text, a BLOB not at all).
-_ODD_TYPES = frozenset({bytes, Undecodable})
+#: A row of only these types takes the fast encoding (orjson). An Undecodable would
+#: pass as its replaced text, a BLOB not at all, a float that is not finite as null; an
+#: integer is the store's, 64 bits at most.
+_FAST_TYPES = frozenset({int, str, type(None)})
+_PLAIN_NAMES = tuple(_COLUMNS[i] for i in _PLAIN)
+_plain_values = itemgetter(*_PLAIN)
 
 
 def _plain(value: object) -> object:
@@ -76,36 +82,39 @@ def _plain(value: object) -> object:
         return {"blob": value.hex(), "bytes": len(value)}
     if isinstance(value, Undecodable):
         return {"not_valid_utf8": True, "text": str(value), "hex": value.raw.hex()}
+    if isinstance(value, float) and not math.isfinite(value):
+        return {"real": repr(value)}  # "inf", "-inf": JSON has no such number
     return value
 
 
 def _json_field(name: str, text: object, *, single_line: bool) -> str:
     """``"name": <json>`` for valid JSON (as stored), else null plus ``name_raw``."""
     if text is None:
-        return f'"{name}": null'
+        return f'"{name}":null'
     if not isinstance(text, str) or isinstance(text, Undecodable):
         # A BLOB, text that is not UTF-8, or a number where JSON text was declared.
-        return f'"{name}": null, "{name}_raw": {_encode(_plain(text))}'
+        return f'"{name}":null,"{name}_raw":{_encode(_plain(text))}'
     if _valid(text):
         if single_line and ("\n" in text or "\r" in text):
             # JSONL needs one line per message. In valid JSON a raw line break
             # can only be whitespace between tokens (strings hold it escaped),
             # so a space in its place changes nothing.
             text = text.replace("\r", " ").replace("\n", " ")
-        return f'"{name}": {text}'
-    return f'"{name}": null, "{name}_raw": {_encode(text)}'
+        return f'"{name}":{text}'
+    return f'"{name}":null,"{name}_raw":{_encode(text)}'
 
 
 def message_json(row: tuple, *, single_line: bool = False) -> str:
     """One message row as a JSON object (text)."""
-    if _ODD_TYPES.isdisjoint(map(type, row)):
-        head = _encode({_COLUMNS[i]: row[i] for i in _PLAIN})[:-1]
-    else:  # a BLOB or undecodable text somewhere: only such rows pay for the conversion
-        head = _encode({_COLUMNS[i]: _plain(row[i]) for i in _PLAIN})[:-1]
-    fields = ", ".join(
+    if _FAST_TYPES.issuperset(map(type, row)):
+        # orjson writes these types as the standard encoder does, several times faster.
+        head = orjson.dumps(dict(zip(_PLAIN_NAMES, _plain_values(row), strict=True))).decode()
+    else:  # a BLOB, undecodable text or a float somewhere: only such rows pay for the conversion
+        head = _encode({_COLUMNS[i]: _plain(row[i]) for i in _PLAIN})
+    fields = ",".join(
         _json_field(_COLUMNS[i], row[i], single_line=single_line) for i in _JSON_INDEXES
     )
-    return f"{head}, {fields}}}"
+    return f"{head[:-1]},{fields}}}"
 
 
 def _session_dict(session: queries.SessionRow) -> dict[str, Any]:
@@ -124,8 +133,12 @@ def _messages(session_id: str, active: Masker | None) -> Iterator[tuple]:
     if active is None:
         yield from rows
         return
-    text = active.text
+    text, quiet = active.text, active.quiet
     for row in rows:
+        # One quick test over the row's said columns together: most rows hold nothing.
+        if quiet("\n".join([v for i in _SAID if isinstance(v := row[i], str)])):
+            yield row
+            continue
         shown = [text(row[i]) for i in _SAID]
         if all(a is b for a, b in zip(shown, (row[i] for i in _SAID), strict=True)):
             yield row  # nothing hidden: the row as read
@@ -172,22 +185,22 @@ def _chunked(lines: Iterable[str]) -> Iterator[bytes]:
 
 
 def export_json(session: queries.SessionRow, active: Masker | None) -> Iterator[str]:
-    yield '{"format": "sessions-admin/session-export", "version": 1, '
-    yield f'"exported_at": {_encode(datetime.now(UTC).isoformat())}, '
-    yield f'"session": {_encode(_session_dict(session))}, "messages": ['
+    yield '{"format":"sessions-admin/session-export","version":1,'
+    yield f'"exported_at":{_encode(datetime.now(UTC).isoformat())},'
+    yield f'"session":{_encode(_session_dict(session))},"messages":['
     first = True
     for row in _messages(session.id, active):
         yield ("\n" if first else ",\n") + message_json(row)
         first = False
-    yield '\n], "state": ['
+    yield '\n],"state":['
     first = True
     for key, value, updated_at in _state(session.id, active):
         head = _encode({"key": _plain(key), "updated_at": _plain(updated_at)})[:-1]
         value_field = _json_field("value", value, single_line=False)
-        yield ("\n" if first else ",\n") + f"{head}, {value_field}}}"
+        yield ("\n" if first else ",\n") + f"{head},{value_field}}}"
         first = False
     # What reviewers wrote (ourdata.review): labels, notes, verdicts.
-    yield f'\n], "review": {_encode(_review(session.id, active))}}}\n'
+    yield f'\n],"review":{_encode(_review(session.id, active))}}}\n'
 
 
 def export_jsonl(session: queries.SessionRow, active: Masker | None) -> Iterator[str]:

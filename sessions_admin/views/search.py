@@ -14,8 +14,8 @@ from django.views.decorators.vary import vary_on_headers
 
 from sessions_admin.access import staff_view
 from sessions_admin.ids import looks_like_session_id, session_url
-from sessions_admin.markup import safe_html
-from sessions_admin.masking import Masker, masked_html, masker
+from sessions_admin.markup import esc, safe_html
+from sessions_admin.masking import Masker, mark_html, masker
 from sessions_admin.ourdata.index import search as index_search
 from sessions_admin.ourdata.index.search import SearchPage, SearchQuery
 from sessions_admin.ourdata.review import labels
@@ -120,10 +120,14 @@ def _masked_snippet(snippet: index_search.Snippet | None, active: Masker | None)
     (staff find a customer by their address, and never read it here); else None."""
     if snippet is None or active is None:
         return None
-    whole = snippet.before + snippet.match + snippet.after
-    if active.text(whole) == whole:
+    text = str.__str__(snippet.text)  # undecodable text is masked as it reads
+    shown = active.window(text, snippet.left, snippet.right, html=True)
+    if shown is None:
         return None
-    return safe_html(masked_html(whole, active))
+    masked, left, right = shown
+    return safe_html(
+        ("…" if left > 0 else "") + mark_html(esc(masked)) + ("…" if right < len(text) else "")
+    )
 
 
 def _undecodable(message: FeedMessage) -> list[str]:

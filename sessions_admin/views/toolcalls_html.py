@@ -18,6 +18,7 @@ from sessions_admin.humanize import duration
 from sessions_admin.markup import esc, safe_html
 from sessions_admin.masking import Masker, masked_html, masker
 from sessions_admin.ourdata.rollups.calls import CallRow
+from sessions_admin.ourdata.rollups.schema import HEAD_CHARS, HEAD_READ_CHARS
 from sessions_admin.templatetags.sessions_admin import (
     principal_link_html,
     relative_time_html,
@@ -46,10 +47,19 @@ def _row(
         f"<td>{esc(row.target or '(no session row)')} · {esc(row.profile)}</td>"
         f'<td class="principal">{principal_link_html(row.principal)}</td>'
         f'<td class="num duration">{esc(duration(row.duration_ms))}{failed}</td>'
-        f'<td class="heads"><code>{masked_html(row.args_head or _DASH, active)}</code> → '
-        f"<code>{masked_html(row.result_head or _DASH, active)}</code></td>"
+        f'<td class="heads"><code>{_head(row.args_head, active)}</code> → '
+        f"<code>{_head(row.result_head, active)}</code></td>"
         "</tr>"
     )
+
+
+def _head(text: str | None, active: Masker | None) -> str:
+    """A call's arguments or result in short: masked as read, then cut to HEAD_CHARS
+    (a head of HEAD_CHARS exactly is the rollups' own, cut before it was masked)."""
+    if not text:
+        return _DASH
+    clipped = len(text) >= HEAD_READ_CHARS or len(text) == HEAD_CHARS
+    return masked_html(text, active, HEAD_CHARS, clipped=clipped)
 
 
 def render_call_rows(rows: list[tuple[CallRow, str]], slow_ms: int) -> SafeString:

@@ -17,7 +17,7 @@ a trigram query finds *candidates* holding every trigram of the query;
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from sessions_admin.folding import fold
 
@@ -80,6 +80,10 @@ class Snippet:
     after: str
     clipped_start: bool
     clipped_end: bool
+    #: The field's whole text and the window's place in it (masking looks around it).
+    text: str = field(default="", repr=False, compare=False)
+    left: int = 0
+    right: int = 0
 
 
 def _locate(text: str, folded_query: str) -> tuple[int, int] | None:
@@ -126,5 +130,8 @@ def snippet(
             after=text[end:right],
             clipped_start=left > 0,
             clipped_end=right < len(text),
+            text=text,
+            left=left,
+            right=right,
         )
     return None

@@ -17,7 +17,11 @@ from dataclasses import dataclass, replace
 from sessions_admin import sqlhelpers
 from sessions_admin.ourdata.rollups.errors import what_failed
 from sessions_admin.ourdata.rollups.figures import Scope
-from sessions_admin.ourdata.rollups.schema import HEAD_CHARS, TOOL_KEY, call_names
+from sessions_admin.ourdata.rollups.schema import (
+    HEAD_READ_CHARS,
+    TOOL_KEY,
+    call_names,
+)
 from sessions_admin.ourdata.sidedb import read_id
 from sessions_admin.params import MAX_SQLITE_INT, BadParameter
 from sessions_admin.store import feed
@@ -53,7 +57,7 @@ class CallRow:
     #: The result's first characters as the rollups keep them: failed calls only
     #: (the error groups), None for the others until :func:`with_heads`.
     result_head: str | None
-    #: The first ``HEAD_CHARS`` characters of the arguments, read from the store
+    #: The first ``HEAD_READ_CHARS`` characters of the arguments, read from the store
     #: by :func:`with_heads` (None until then, or with no value or store to read).
     args_head: str | None = None
 
@@ -317,7 +321,7 @@ def with_heads(page: CallPage) -> CallPage:
     """
     ids = {mid for row in page.rows for mid in (row.first_id, row.second_id, row.link_id)}
     try:
-        heads = feed.call_heads(sorted(mid for mid in ids if mid is not None), HEAD_CHARS)
+        heads = feed.call_heads(sorted(mid for mid in ids if mid is not None), HEAD_READ_CHARS)
     except feed.READ_ERRORS:
         return page
     none = (None, None)

@@ -39,6 +39,9 @@ NO_TIME = -1
 #: Characters of a failed call's result kept (the error groups), and of args and
 #: result shown in a tool page's rows (read from the store).
 HEAD_CHARS = 160
+#: Characters of a head read from the store for a page: a finding that starts within
+#: HEAD_CHARS is read whole, masked, and then the head is cut (``masking.shorten``).
+HEAD_READ_CHARS = HEAD_CHARS + 1024
 
 GRAINS = {"hour": HOUR_MS, "day": DAY_MS}
 

@@ -6,6 +6,8 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+import orjson
+
 from sessions_admin.store.connection import run_sql, time_limit
 from sessions_admin.store.transcript.messages import MESSAGE_COLUMNS
 
@@ -22,6 +24,14 @@ _STRICT_JSON = json.JSONDecoder(parse_constant=_reject_constant)
 
 
 def strict_json_valid(text: str) -> bool:
+    """``text`` is JSON by RFC 8259. orjson answers most texts several times faster;
+    what it refuses (a number too big for a double, a lone surrogate escape) is asked
+    again of the standard library, so the answer is the strict grammar's."""
+    try:
+        orjson.loads(text)
+        return True
+    except orjson.JSONDecodeError:
+        pass
     try:
         _STRICT_JSON.decode(text)
     except (ValueError, RecursionError):
