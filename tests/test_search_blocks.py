@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sessions_admin.ourdata import sidedb, sync
-from sessions_admin.ourdata.index import search, textindex
+from sessions_admin.ourdata.index import candidates, search, textindex
 from sessions_admin.ourdata.index.listener import SEARCH_INDEX
 from sessions_admin.ourdata.index.search import SearchQuery
 from sessions_admin.ourdata.index.text import contains, fold
@@ -46,9 +46,9 @@ OPERATIONS = st.lists(
 def small_blocks(monkeypatch):
     monkeypatch.setattr(textindex, "BLOCK_MESSAGES", 3)
     monkeypatch.setattr(textindex, "SPAN", 5)
-    monkeypatch.setattr(search, "FIRST_BLOCKS", 1)
-    monkeypatch.setattr(search, "MOST_BLOCKS", 2)
-    monkeypatch.setattr(search, "CANDIDATE_BATCH", 3)
+    monkeypatch.setattr(candidates, "FIRST_BLOCKS", 1)
+    monkeypatch.setattr(candidates, "MOST_BLOCKS", 2)
+    monkeypatch.setattr(candidates, "CANDIDATE_BATCH", 3)
     monkeypatch.setattr(search, "PAGE_SESSIONS", 2)
 
 
@@ -106,7 +106,7 @@ def test_the_walk_names_every_matching_message_below_the_cursor_once_newest_firs
     cursor = None if pick is None or not ids else ids[pick % len(ids)] + pick % 2
     side = sidedb.connect_readonly()
     try:
-        walk = search._candidates(side, SearchQuery(q=query, tool=tool), cursor)
+        walk = candidates.candidates(side, SearchQuery(q=query, tool=tool), cursor)
         named = [] if walk is None else [mid for batch in walk for mid, _ in batch]
     finally:
         side.close()
@@ -182,7 +182,7 @@ def test_a_session_with_more_messages_than_a_block_holds_is_found_in_each(store,
     want = matching_ids(store, "kingfisher")
     side = sidedb.connect_readonly()
     try:
-        walk = search._candidates(side, SearchQuery(q="kingfisher"), None)
+        walk = candidates.candidates(side, SearchQuery(q="kingfisher"), None)
         named = [mid for batch in walk for mid, _ in batch]
     finally:
         side.close()
@@ -204,7 +204,7 @@ def test_a_block_reaching_below_the_cursor_is_read_from_above_it(store, var_dir,
         assert side.execute(
             "SELECT high, low FROM search_blocks WHERE high = ?", (third,)
         ).fetchall() == [(third, first)]
-        walk = search._candidates(side, SearchQuery(q="heron"), second)
+        walk = candidates.candidates(side, SearchQuery(q="heron"), second)
         assert [mid for batch in walk for mid, _ in batch] == [first]
     finally:
         side.close()
