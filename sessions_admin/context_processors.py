@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from django.conf import settings
 from django.http import HttpRequest
 
 from sessions_admin.store.connection import frames_root, is_read_only, store_path
@@ -10,4 +11,6 @@ def store(request: HttpRequest) -> dict:
         "store_path": str(store_path()),
         "store_read_only": is_read_only(),
         "frames_root": str(frames_root()),
+        # This instance is one host of a fleet: the main menu leads to the fleet's pages.
+        "in_fleet": settings.FLEET_PUBLISH,
     }

@@ -70,12 +70,20 @@ def principal_needs_query_form(principal: str) -> bool:
     )
 
 
-def principal_url(principal: str, subpage: str = "") -> str:
+def principal_url(principal: str, subpage: str = "", *, prefix: str = PRINCIPALS_PREFIX) -> str:
     """The URL of a principal's page (or ``subpage``: ``erase``)."""
     sub = f"{subpage.strip('/')}/" if subpage else ""
     if principal_needs_query_form(principal):
-        return f"{PRINCIPALS_PREFIX}{QUERY_FORM_MARKER}/{sub}?{urlencode({'id': principal})}"
-    return f"{PRINCIPALS_PREFIX}{quote_segment(principal)}/{sub}"
+        return f"{prefix}{QUERY_FORM_MARKER}/{sub}?{urlencode({'id': principal})}"
+    return f"{prefix}{quote_segment(principal)}/{sub}"
+
+
+FLEET_PRINCIPALS_PREFIX = "/fleet/principals/"
+
+
+def fleet_principal_url(principal: str) -> str:
+    """The URL of a principal's page over the whole fleet."""
+    return principal_url(principal, prefix=FLEET_PRINCIPALS_PREFIX)
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from sessions_admin.ourdata.audit import AuditSession, DeletionAudit
 from sessions_admin.ourdata.erasures import Erasure
+from sessions_admin.ourdata.fleet.models import FleetHost, FleetSession
 from sessions_admin.ourdata.jobs import Job, JobSession
 from sessions_admin.ourdata.reveals import Reveal
 from sessions_admin.ourdata.review.models import (
@@ -30,6 +31,8 @@ __all__ = [
     "DeletionAudit",
     "EarlierVerdict",
     "Erasure",
+    "FleetHost",
+    "FleetSession",
     "Job",
     "JobSession",
     "Label",

@@ -70,6 +70,12 @@ MASK_RULES = env_mask_rules("SESSIONS_ADMIN_MASK_OFF", "SESSIONS_ADMIN_MASK_RULE
 # Unset: host and store file ("host:/path/store.db"), as the data folder recorded
 # it (sessions_admin.ourdata.storename). Set it when a store's file may move.
 STORE_NAME = env_str("SESSIONS_ADMIN_STORE_NAME", "")[:100] or None
+# The fleet (docs/fleet.md): this host publishes its sessions to the shared database
+# after each sync pass, and its own dashboard answers at PUBLIC_URL (the fleet's pages
+# link there). A host whose last pass is older than FLEET_STALE_S is marked stale.
+FLEET_PUBLISH = env_bool("SESSIONS_ADMIN_FLEET", False)
+PUBLIC_URL = env_str("SESSIONS_ADMIN_PUBLIC_URL", "").rstrip("/")
+FLEET_STALE_S = env_int("SESSIONS_ADMIN_FLEET_STALE_S", 300, minimum=1)
 # The data folder belongs to one store; pointed at another, pages and deletes
 # refuse until `manage.py adopt_store` (tests of other subjects turn it off).
 STORE_IDENTITY_CHECK = True

@@ -31,6 +31,7 @@ from sessions_admin.views import (
     deletes,
     export,
     failures,
+    fleet,
     health,
     login,
     notes,
@@ -101,6 +102,9 @@ urlpatterns = [
     path("reviews/<int:queue_id>/next/", reviews.review_next, name="review_next"),
     path("reviews/<int:queue_id>/verdict/", reviews.review_verdict, name="review_verdict"),
     path("reviews/<int:queue_id>/export/", review_export.review_export, name="review_export"),
+    path("fleet/", fleet.fleet_hosts, name="fleet"),
+    path("fleet/sessions/", fleet.fleet_sessions, name="fleet_sessions"),
+    path(f"fleet/principals/<{ANY_PATH}:rest>/", fleet.fleet_principal, name="fleet_principal"),
     path("principals/", principals.principal_list, name="principals"),
     path(f"principals/erasures/<{ID64}:pk>/", principals.erasure_receipt, name="erasure"),
     # The id percent-encoded (or ~/?id=); "<id>/erase/" is the POST that erases.

@@ -34,6 +34,7 @@ DJANGO_SIDE_MODULES = {
     "test_access",
     "test_admin",
     "test_erasure_principals",
+    "test_fleet",
     "test_jobs",
     "test_store_identity",
     "test_store_ids_exact",

@@ -57,10 +57,12 @@ def test_an_older_side_database_gains_new_tables_filled_from_its_calls(store, si
 
 
 def test_a_sync_pass_feeds_the_search_index_and_the_rollups_in_that_order():
-    # Registered by the app's ready(): the search index first, then the rollups.
+    # Registered by the app's ready(): the search index first, then the rollups, then
+    # the fleet's notes of what changed (which read neither).
     assert [type(listener).__name__ for listener in LISTENERS] == [
         "SearchIndex",
         "RollupListener",
+        "FleetDirty",
     ]
 
 

@@ -49,6 +49,9 @@ PAGES = {
     "principals": Route("/principals/"),
     "principal": Route("/principals/user%3Aalice/"),
     "erasure": Route("/principals/erasures/1/"),
+    "fleet": Route("/fleet/"),
+    "fleet_sessions": Route("/fleet/sessions/"),
+    "fleet_principal": Route("/fleet/principals/user%3Aalice/"),
 }
 #: The session subpages of urls.SESSION_PAGES, by name.
 SESSION_PAGES = {

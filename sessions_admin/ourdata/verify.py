@@ -28,10 +28,14 @@ from collections.abc import Container, Iterable
 from dataclasses import dataclass, field
 
 from sessions_admin.ourdata import sidedb
+from sessions_admin.ourdata.fleet.dirty import publishing
+from sessions_admin.ourdata.fleet.models import TITLE_CHARS, FleetHost, FleetSession, exact_key
+from sessions_admin.ourdata.fleet.publish import shown
 from sessions_admin.ourdata.index.text import FIELD_SEPARATOR, fold
 from sessions_admin.ourdata.rollups.listener import call_digest
 from sessions_admin.ourdata.rollups.principals import key_of
 from sessions_admin.ourdata.rollups.schema import GRAINS, NO_TIME, bucket_of, call_names
+from sessions_admin.ourdata.storename import current_store
 from sessions_admin.ourdata.sync import prepare, read_state
 from sessions_admin.store import feed
 from sessions_admin.store.feed import FeedSession, MessageStats, Undecodable
@@ -91,6 +95,8 @@ class _Settled:
 
     rows: dict[str, FeedSession] = field(default_factory=dict)
     waiting: set[str] = field(default_factory=set)
+    #: Ids of the sessions new, edited or deleted since the last pass.
+    unsettled: set[str] = field(default_factory=set)
 
 
 def _check_sessions(side: sqlite3.Connection, verdict: Verdict) -> _Settled:
@@ -108,6 +114,7 @@ def _check_sessions(side: sqlite3.Connection, verdict: Verdict) -> _Settled:
         verdict.sessions += 1
         if kept.pop(row.id, None) != row.sig:
             verdict.pending += 1  # new or edited since the last pass
+            settled.unsettled.add(row.id)
             indexed.pop(row.id, None)
             held = rolled.pop(row.id, None)
             settled.waiting.add(key_of(row.principal_id))
@@ -128,6 +135,7 @@ def _check_sessions(side: sqlite3.Connection, verdict: Verdict) -> _Settled:
         if held is not None and held != ((want[0] or ""), (want[1] or ""), want[2]):
             verdict.add("sessions", f"{row.id!r}: rollups hold {held!r}, store {want!r}")
     verdict.pending += len(kept)  # deleted since the last pass
+    settled.unsettled.update(kept)
     settled.waiting.update(key_of(rolled[sid][2]) for sid in kept.keys() & rolled.keys())
     for sid in indexed.keys() - kept.keys():
         verdict.add("sessions", f"{sid!r}: in the index, not in the store")
@@ -321,4 +329,51 @@ def _verify(side: sqlite3.Connection) -> Verdict:
     _check_calls(side, settled.rows.keys(), calls, verdict)
     want = _store_principals(settled, stats, calls)
     _check_principals(side, want, settled.waiting, verdict)
+    _check_directory(side, settled, stats, verdict)
     return verdict
+
+
+def _check_directory(
+    side: sqlite3.Connection, settled: _Settled, stats: dict[str, MessageStats], verdict: Verdict
+) -> None:
+    """The fleet's directory holds this host's sessions as the store does (when it publishes):
+    sessions noted and not yet published are pending, not drift."""
+    if not publishing():
+        return
+    host = FleetHost.objects.filter(store_name=current_store()).first()
+    if host is None:
+        verdict.add("directory", "this host has not published to the fleet's directory yet")
+        return
+    noted = {exact_key(sidedb.read_id(r[0])) for r in side.execute("SELECT id FROM fleet_dirty")}
+    have = {
+        key: rest
+        for key, *rest in FleetSession.objects.filter(host=host).values_list(
+            "key",
+            "target",
+            "profile",
+            "principal",
+            "title",
+            "created_at",
+            "last_active",
+            "messages",
+        )  # fmt: skip
+    }
+    verdict.pending += len(noted)
+    for sid, row in settled.rows.items():
+        key = exact_key(sid)
+        if key in noted:
+            continue
+        want = [
+            shown(row.target_key), shown(row.profile_key), shown(row.principal_id),
+            shown(row.title, TITLE_CHARS), row.created_at, row.last_active,
+            stats[sid].count if sid in stats else 0,
+        ]  # fmt: skip
+        found = have.pop(key, None)
+        if found is None:
+            verdict.add("directory", f"{sid!r}: in the store, not in the directory")
+        elif found != want:
+            verdict.add("directory", f"{sid!r}: directory holds {found!r}, store {want!r}")
+    # Rows of sessions new, edited or deleted since the last pass wait for the next one.
+    waiting = {exact_key(sid) for sid in settled.unsettled}
+    for key in have.keys() - noted - waiting:
+        verdict.add("directory", f"session key {key[:12]}…: in the directory, not in the store")

@@ -21,7 +21,7 @@ from django.utils import timezone
 from django.utils.safestring import SafeString
 
 from sessions_admin.humanize import duration, exact_time, file_size
-from sessions_admin.ids import principal_url
+from sessions_admin.ids import fleet_principal_url, principal_url
 from sessions_admin.ids import session_url as build_session_url
 from sessions_admin.markup import esc, linked_text, safe_html
 from sessions_admin.masking import masked_html, masker
@@ -187,6 +187,12 @@ def odd(value: object) -> SafeString | object:
     if isinstance(value, OddValue):
         return safe_html(odd_html(value))  # escaped in odd_html
     return value
+
+
+@register.filter
+def fleet_principal_href(value: object) -> str:
+    """The fleet's page of a principal (as the directory shows it)."""
+    return fleet_principal_url(str(value))
 
 
 @register.filter

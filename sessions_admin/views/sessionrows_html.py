@@ -11,6 +11,7 @@ joined with our tags; only the joined string is marked safe.
 from __future__ import annotations
 
 from collections.abc import Container, Mapping
+from dataclasses import dataclass
 from datetime import datetime, tzinfo
 from typing import Any
 from urllib.parse import quote, urlencode
@@ -77,10 +78,10 @@ def _turns(turns: int | str | None) -> str:
     return str(turns)
 
 
-def _actions(row: SessionRow, page: str, can_delete: bool) -> str:
-    """The row's menu: open the session, and (with the permission) delete it."""
+def _actions(row: SessionRow, page: str, can_delete: bool, compare_url: str) -> str:
+    """The row's menu: open the session, compare it, and (with the permission) delete it."""
     short = esc(short_id(row.id))
-    compare = esc(reverse("compare") + "?" + urlencode({"a": row.id}))
+    compare = esc(compare_url + "?" + urlencode({"a": row.id}))
     delete = ""
     if can_delete:
         url = esc(session_url(row.id, "delete", **{"from": "list"}))
@@ -133,21 +134,30 @@ def _review_marks(mark: Any) -> str:
     return " " + "".join(parts) if parts else ""
 
 
+@dataclass(frozen=True)
+class _Shared:
+    """What every row of one page shares (URLs reversed once, not once a row)."""
+
+    list_url: str
+    compare_url: str
+    can_delete: bool
+    now: datetime
+    tz: tzinfo
+
+
 def _row(
     row: SessionRow,
-    list_url: str,
-    can_delete: bool,
-    now: datetime,
-    tz: tzinfo,
+    shared: _Shared,
     failed: int = 0,
     mark: Any = None,
     has_frames: bool = False,
 ) -> str:
+    now, tz = shared.now, shared.tz
     if not row.linkable:
         return _unlinkable_row(row, now, tz)
     page = esc(session_url(row.id))
     session_id = esc(row.id)
-    actions = _actions(row, page, can_delete)
+    actions = _actions(row, page, shared.can_delete, shared.compare_url)
     turns = _turns(row.turn_count)
     principal = principal_link_html(row.principal_id)
     return (
@@ -157,7 +167,7 @@ def _row(
         f'aria-label="Copy id {session_id}">copy</button></span></td>'
         f'<td class="title"><a href="{page}">{_title(row.title)}</a>'
         f"{_failed(failed)}{_frames_mark(row.id) if has_frames else ''}{_review_marks(mark)}</td>"
-        f"<td>{_target(row.target_key, list_url)}</td>"
+        f"<td>{_target(row.target_key, shared.list_url)}</td>"
         f"<td>{_shown(row.profile_key)}</td>"
         f'<td class="principal">{principal}</td>'
         f'<td class="num">{turns}</td>'
@@ -179,17 +189,19 @@ def render_session_rows(
     """The rows; ``failed`` holds the failed tool calls of the sessions that had any,
     ``marks`` (by session id) each row's labels, notes and verdict, ``frames`` the
     sessions with activity frames on disk."""
-    list_url = reverse("sessions")
-    now, tz = timezone.now(), timezone.get_current_timezone()
+    shared = _Shared(
+        reverse("sessions"),
+        reverse("compare"),
+        can_delete,
+        timezone.now(),
+        timezone.get_current_timezone(),
+    )
     failed, marks = failed or {}, marks or {}
     return safe_html(
         "".join(
             _row(
                 row,
-                list_url,
-                can_delete,
-                now,
-                tz,
+                shared,
                 failed.get(row.id, 0),
                 marks.get(row.id) if row.linkable else None,
                 row.linkable and row.id in frames,

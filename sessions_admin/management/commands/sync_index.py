@@ -22,6 +22,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 
 from sessions_admin.ourdata import sidedb, sync, verify
+from sessions_admin.ourdata.fleet.publish import publish_after_pass
 from sessions_admin.ourdata.review import forget as review_forget
 from sessions_admin.sqlhelpers import BEFORE_FIRST_ID
 from sessions_admin.store.connection import StoreError, describe_database_error
@@ -184,6 +185,7 @@ class Command(BaseCommand):
                 raise CommandError(describe_database_error(exc).message) from None
             raise
         self._forget_reviews(options)
+        self._publish(options, report)
         if tty and report.batches:
             self.stdout.write("")
         state = "stopped early; run again to resume" if report.interrupted else "up to date"
@@ -194,6 +196,27 @@ class Command(BaseCommand):
                 f"Indexed {report.messages:,} new messages ({rate:,.0f}/s), forgot "
                 f"{report.sessions_forgotten:,} deleted sessions, up to "
                 f"{_message(report.last_id)} in {report.seconds:.1f} s: {state}.",
+            )
+
+    def _publish(self, options: dict[str, Any], report: sync.SyncReport) -> None:
+        """This host's share of the fleet's directory (when it publishes to one)."""
+        if report.interrupted:
+            return
+        published = publish_after_pass()
+        if published is None:
+            return
+        if published.error:
+            self._say(
+                options,
+                f"The fleet's directory could not be written ({published.error}); this "
+                "host's index is current, and the next pass publishes what waits.",
+            )
+        elif published.written or published.removed or not options["follow"]:
+            self._say(
+                options,
+                f"Published {published.written:,} sessions to the fleet's directory, "
+                f"removed {published.removed + published.swept:,}, in "
+                f"{published.seconds:.1f} s.",
             )
 
 
