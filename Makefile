@@ -8,7 +8,7 @@ PY := $(VENV)/bin/python
 ENV := DJANGO_SECRET_KEY="$${DJANGO_SECRET_KEY:-$$(cat var/secret_key)}" AGENTS_HOST_HOME="$(abspath $(HOST_HOME))"
 MANAGE := $(ENV) $(PY) manage.py
 
-.PHONY: run serve setup setup-dev venv venv-dev demo migrate staff test test-fast browser-deps lint bench screens clean
+.PHONY: run serve fleet-demo setup setup-dev venv venv-dev demo migrate staff test test-fast browser-deps lint bench screens clean
 
 # Both serve at once: scripts/serve-with-sync runs `sync_index --follow` beside the
 # server (the first build in the background, the pages say how far it is) and
@@ -27,6 +27,9 @@ serve: setup demo migrate staff ## The same, served as in production: gunicorn f
 	@echo "Serving with gunicorn on http://127.0.0.1:$(PORT)/  (store: $(HOST_HOME)/data/agents/store.db); the side index syncs in the background"
 	$(ENV) scripts/serve-with-sync $(PY) \
 	  $(VENV)/bin/gunicorn -c gunicorn.conf.py --bind 127.0.0.1:$(PORT)
+
+fleet-demo: setup ## Three demo hosts sharing one database: the fleet at http://127.0.0.1:8001/fleet/
+	$(ENV) scripts/fleet-demo $(PY) $${FLEET_PORT:-8001}
 
 setup: venv var/secret_key
 setup-dev: venv-dev var/secret_key

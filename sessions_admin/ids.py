@@ -81,9 +81,9 @@ def principal_url(principal: str, subpage: str = "", *, prefix: str = PRINCIPALS
 FLEET_PRINCIPALS_PREFIX = "/fleet/principals/"
 
 
-def fleet_principal_url(principal: str) -> str:
-    """The URL of a principal's page over the whole fleet."""
-    return principal_url(principal, prefix=FLEET_PRINCIPALS_PREFIX)
+def fleet_principal_url(principal: str, subpage: str = "") -> str:
+    """The URL of a principal's page over the whole fleet (or ``subpage``: ``erase``)."""
+    return principal_url(principal, subpage, prefix=FLEET_PRINCIPALS_PREFIX)
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,12 @@ from __future__ import annotations
 
 from sessions_admin.ourdata.audit import AuditSession, DeletionAudit
 from sessions_admin.ourdata.erasures import Erasure
-from sessions_admin.ourdata.fleet.models import FleetHost, FleetSession
+from sessions_admin.ourdata.fleet.models import (
+    FleetErasure,
+    FleetErasurePart,
+    FleetHost,
+    FleetSession,
+)
 from sessions_admin.ourdata.jobs import Job, JobSession
 from sessions_admin.ourdata.reveals import Reveal
 from sessions_admin.ourdata.review.models import (
@@ -31,6 +36,8 @@ __all__ = [
     "DeletionAudit",
     "EarlierVerdict",
     "Erasure",
+    "FleetErasure",
+    "FleetErasurePart",
     "FleetHost",
     "FleetSession",
     "Job",

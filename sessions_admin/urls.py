@@ -105,6 +105,7 @@ urlpatterns = [
     path("fleet/", fleet.fleet_hosts, name="fleet"),
     path("fleet/sessions/", fleet.fleet_sessions, name="fleet_sessions"),
     path(f"fleet/principals/<{ANY_PATH}:rest>/", fleet.fleet_principal, name="fleet_principal"),
+    path(f"fleet/erasures/<{ID64}:pk>/", fleet.fleet_erasure, name="fleet_erasure"),
     path("principals/", principals.principal_list, name="principals"),
     path(f"principals/erasures/<{ID64}:pk>/", principals.erasure_receipt, name="erasure"),
     # The id percent-encoded (or ~/?id=); "<id>/erase/" is the POST that erases.

@@ -11,17 +11,20 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 from django.db import DatabaseError
 
+from sessions_admin.deletion.fleet import carry_out_parts
 from sessions_admin.ourdata import sync
 from sessions_admin.ourdata.fleet import publish as publishing
 from sessions_admin.ourdata.fleet.models import FleetHost, FleetSession, exact_key
 from sessions_admin.ourdata.fleet.publish import publish_after_pass, shown
 from sessions_admin.ourdata.storeids import decode_id, encode_id
-from tests.conftest import STORE_DB, point_store_at
+from tests.conftest import STORE_DB, point_store_at, staff_client_with
+from tests.jobrunner import run_pending_jobs
 from tests.storebuilder import StoreBuilder, create_store
 
 HOSTS = ("host-a", "host-b", "host-c")
@@ -57,9 +60,18 @@ class Fleet:
             point_store_at(self.neutral)
 
     def pass_on(self, name: str):
+        """One ``sync_index`` pass of a host: sync, publish, its fleet erasures' parts."""
         with self.on(name):
             sync.sync_once()
-            return publish_after_pass()
+            done = publish_after_pass()
+            if done is not None and not done.error:
+                carry_out_parts()
+            return done
+
+    def jobs_on(self, name: str) -> int:
+        """The host's job worker: carry out what its parts asked for."""
+        with self.on(name):
+            return run_pending_jobs()
 
     def pass_everywhere(self) -> None:
         for name in HOSTS:
@@ -209,7 +221,7 @@ def test_a_database_that_cannot_be_reached_leaves_the_index_current_and_catches_
         raise DatabaseError("could not connect to server")
 
     with monkeypatch.context() as patch:
-        patch.setattr(FleetSession.objects, "bulk_create", away)
+        patch.setattr(publishing, "_insert", away)
         done = fleet.pass_on("host-a")
     assert done is not None and "could not connect" in done.error
     assert not FleetSession.objects.filter(key=exact_key("late")).exists()
@@ -382,3 +394,86 @@ def test_verify_compares_the_directory_with_the_store(fleet):
     fleet.stores["host-a"].add_session("not-yet")  # waits for the next pass: not drift
     with fleet.on("host-a"):
         assert verify.verify().ok
+
+
+def _store_holds(builder: StoreBuilder, principal: str) -> int:
+    return builder.execute("SELECT count(*) FROM sessions WHERE principal_id = ?", (principal,))[0][
+        0
+    ]
+
+
+@STORE_DB
+def test_a_fleet_erasure_with_a_host_down_is_pending_then_ok(fleet):
+    from sessions_admin.ourdata import verify
+    from sessions_admin.ourdata.fleet.models import FleetErasure
+
+    _fill(fleet)
+    fleet.pass_everywhere()
+    client = staff_client_with("erase_principal", enforce_csrf_checks=False)
+    page = client.get(_principal_page("user:alice"))
+    assert page.context["phrase"] == "erase 9 sessions of user:alice on 3 hosts"
+    url = _principal_page("user:alice") + "erase/"
+    refused = client.post(url, {"confirm": "erase 8 sessions of user:alice on 3 hosts"})
+    assert refused.status_code == 400 and not FleetErasure.objects.exists()
+    answer = client.post(url, {"confirm": page.context["phrase"], "reference": "DSR-1"})
+    assert answer.status_code == 303
+    erasure = FleetErasure.objects.get()
+    assert answer["Location"] == f"/fleet/erasures/{erasure.pk}/"
+    # host-b is down: only a and c run their passes and jobs.
+    for name in ("host-a", "host-c"):
+        fleet.pass_on(name)  # takes its part: asks its worker
+        assert fleet.jobs_on(name) == 1
+        fleet.pass_on(name)  # reads its receipt
+    receipt = client.get(f"/fleet/erasures/{erasure.pk}/?format=json").json()
+    assert receipt["status"] == "pending"
+    parts = {part["host"]: part for part in receipt["parts"]}
+    assert parts["host-a"]["status"] == parts["host-c"]["status"] == "ok"
+    assert parts["host-b"]["status"] == "pending" and parts["host-b"]["receipt"] is None
+    assert parts["host-a"]["sessions"] == 3
+    assert _store_holds(fleet.stores["host-a"], "user:alice") == 0
+    assert _store_holds(fleet.stores["host-b"], "user:alice") == 3
+    # host-b comes back.
+    fleet.pass_on("host-b")
+    fleet.jobs_on("host-b")
+    fleet.pass_on("host-b")
+    receipt = client.get(f"/fleet/erasures/{erasure.pk}/?format=json").json()
+    assert receipt["status"] == "ok" and receipt["erased"]["sessions"] == 9
+    for name, builder in fleet.stores.items():
+        assert _store_holds(builder, "user:alice") == 0
+        with fleet.on(name):
+            assert verify.verify().ok
+    assert not FleetSession.objects.filter(principal_key=exact_key("user:alice")).exists()
+    body = client.get(f"/fleet/erasures/{erasure.pk}/").content.decode()
+    assert "Done on every host" in body and "https://host-b.example/principals/erasures/" in body
+
+
+@STORE_DB
+def test_a_host_that_joins_after_a_fleet_erasure_gets_its_part(fleet):
+    from sessions_admin.ourdata.fleet.models import FleetErasure
+
+    _fill(fleet)
+    for name in ("host-a", "host-b"):
+        fleet.pass_on(name)
+    client = staff_client_with("erase_principal")
+    phrase = client.get(_principal_page("user:alice")).context["phrase"]
+    assert phrase == "erase 6 sessions of user:alice on 2 hosts"
+    client.post(_principal_page("user:alice") + "erase/", {"confirm": phrase})
+    erasure = FleetErasure.objects.get()
+    FleetErasure.objects.filter(pk=erasure.pk).update(
+        requested_at=erasure.requested_at - timedelta(seconds=5)
+    )
+    fleet.pass_on("host-c")  # joins now, holding three of alice's sessions
+    fleet.pass_on("host-c")  # its part is added from what it published
+    part = erasure.parts.get(host__store_name="host-c")
+    assert part.late and part.status in ("pending", "running")
+    assert erasure.status != "ok"
+
+
+@STORE_DB
+def test_erasing_across_the_fleet_needs_the_permission_and_csrf(fleet, staff_client):
+    _fill(fleet, sessions=2)
+    fleet.pass_everywhere()
+    url = _principal_page("user:alice") + "erase/"
+    assert staff_client.post(url, {"confirm": "x"}).status_code == 403
+    strict = staff_client_with("erase_principal", enforce_csrf_checks=True)
+    assert strict.post(url, {"confirm": "x"}).status_code == 403

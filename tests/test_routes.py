@@ -17,7 +17,7 @@ from django.urls import URLPattern, URLResolver
 from django.utils import timezone
 
 from sessions_admin import urls
-from sessions_admin.models import DeletionAudit, Erasure
+from sessions_admin.models import DeletionAudit, Erasure, FleetErasure
 from tests import review_routes as review
 from tests.conftest import STORE_DB, point_store_at, staff_client_with
 from tests.jobrunner import run_pending_jobs
@@ -52,6 +52,7 @@ PAGES = {
     "fleet": Route("/fleet/"),
     "fleet_sessions": Route("/fleet/sessions/"),
     "fleet_principal": Route("/fleet/principals/user%3Aalice/"),
+    "fleet_erasure": Route("/fleet/erasures/1/"),
 }
 #: The session subpages of urls.SESSION_PAGES, by name.
 SESSION_PAGES = {
@@ -99,6 +100,9 @@ def world(store):
     orphan.mkdir()
     (orphan / "activity-r.jsonl").write_text("{}\n")
     Erasure.objects.create(pk=1, started_at=timezone.now(), actor="test", principal="user:x")
+    FleetErasure.objects.create(
+        pk=1, actor="test", principal="user:x", principal_id_exact="t:user:x", principal_key="k"
+    )
     return store
 
 

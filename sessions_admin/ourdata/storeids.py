@@ -15,6 +15,7 @@ Two encodings keep them:
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from django.db import models
@@ -65,9 +66,12 @@ def decode_id(text: str) -> object:
     raise ValueError(f"not an encoded id: {text[:40]!r}")
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def plain(value: str) -> bool:
     """Text every database keeps as it is: no NUL, no lone surrogate."""
-    return "\x00" not in value and not any("\ud800" <= ch <= "\udfff" for ch in value)
+    return "\x00" not in value and (value.isascii() or not _SURROGATE.search(value))
 
 
 def to_column(value: object) -> object:

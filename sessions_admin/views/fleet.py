@@ -14,17 +14,23 @@ from urllib.parse import urlencode
 
 from django.conf import settings
 from django.db.models import Q, QuerySet
-from django.http import HttpRequest, HttpResponse, QueryDict
-from django.shortcuts import render
+from django.http import HttpRequest, HttpResponse, JsonResponse, QueryDict
+from django.shortcuts import get_object_or_404, render
+from django.urls import reverse
 from django.utils import timezone
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from sessions_admin.access import staff_view
+from sessions_admin.access import ERASE_PRINCIPAL, staff_view
+from sessions_admin.deletion.erasure import erasure_phrase, phrase_matches
+from sessions_admin.deletion.fleet import erasure_json, request_fleet_erasure
 from sessions_admin.ids import QUERY_FORM_MARKER, fleet_principal_url, principal_url, session_url
-from sessions_admin.ourdata.fleet.models import FleetHost, FleetSession, exact_key
+from sessions_admin.ourdata.erasures import REFERENCE_CHARS
+from sessions_admin.ourdata.fleet.models import FleetErasure, FleetHost, FleetSession, exact_key
 from sessions_admin.ourdata.fleet.publish import shown
-from sessions_admin.params import BadParameter, quoted, text
+from sessions_admin.params import BadParameter, choice, quoted, text
+from sessions_admin.views.responses import HttpResponseSeeOther
 
+PRINCIPAL_TEMPLATE = "sessions_admin/fleet_principal.html"
 #: Sessions per page of ``/fleet/sessions/``.
 PAGE_ROWS = 50
 #: The longest target or principal a filter takes.
@@ -197,25 +203,101 @@ def principal_parts(principal: str) -> list[PrincipalPart]:
     ]
 
 
-@require_GET
+def fleet_phrase(principal: str, sessions: int, hosts: int) -> str:
+    """``erase 48 sessions of user:alice on 3 hosts``: what staff type to confirm."""
+    return f"{erasure_phrase(principal, sessions)} on {hosts} host{'s' if hosts != 1 else ''}"
+
+
+def _principal_of(request: HttpRequest, rest: str) -> tuple[str, str]:
+    """(principal, ``""`` for its page or ``"erase"``) from the path after the prefix:
+    the erase action takes only POST, so a POST whose path ends in ``/erase`` is it."""
+    if rest in (QUERY_FORM_MARKER, f"{QUERY_FORM_MARKER}/erase"):
+        principal = exact(request.GET, "id")
+        if principal is None:
+            raise BadParameter("id: the principal to show is missing.", name="id")
+        return principal, "erase" if rest.endswith("/erase") else ""
+    if request.method == "POST" and rest.endswith("/erase"):
+        return rest[: -len("/erase")], "erase"
+    return rest, ""
+
+
+@require_http_methods(["GET", "HEAD", "POST"])
 @staff_view(needs_store=False)
 def fleet_principal(request: HttpRequest, rest: str = "") -> HttpResponse:
-    principal = exact(request.GET, "id") if rest == QUERY_FORM_MARKER else rest
-    if principal is None:
-        raise BadParameter("id: the principal to show is missing.", name="id")
+    principal, action = _principal_of(request, rest)
+    if action == "erase":
+        return fleet_erase(request, principal)
+    if request.method == "POST":
+        raise BadParameter("Only the erase action takes a POST here.", name="action")
+    return render(request, PRINCIPAL_TEMPLATE, _principal_context(request, principal))
+
+
+def _principal_context(request: HttpRequest, principal: str) -> dict:
     parts = principal_parts(principal)
+    sessions = sum(p.sessions for p in parts)
+    return {
+        "here": "fleet_principal",
+        "principal": principal,
+        "parts": parts,
+        # Not "messages": the messages framework's variable in every template.
+        "total_sessions": sessions,
+        "total_messages": sum(p.messages for p in parts),
+        "total_failed": sum(p.failed_calls for p in parts),
+        "page_url": fleet_principal_url(principal),
+        "list_url": "/fleet/sessions/?" + urlencode({"principal": principal}),
+        "can_erase": request.user.has_perm(ERASE_PRINCIPAL) and principal != "" and sessions > 0,
+        "phrase": fleet_phrase(principal, sessions, len(parts)),
+        "erase_url": fleet_principal_url(principal, "erase"),
+        "erasures": FleetErasure.objects.filter(
+            principal_key=exact_key(principal)
+        ).prefetch_related("parts")[:20],
+    }
+
+
+@require_POST
+@staff_view(ERASE_PRINCIPAL, needs_store=False)
+def fleet_erase(request: HttpRequest, principal: str) -> HttpResponse:
+    """Record the erasure with a part per host; each host carries its part out in its
+    next pass. The phrase is checked against the directory's count now."""
+    if principal == "":
+        raise BadParameter("id: the empty principal names no person to erase.", name="id")
+    parts = principal_parts(principal)
+    sessions = sum(p.sessions for p in parts)
+    expected = fleet_phrase(principal, sessions, len(parts))
+    if not phrase_matches(request.POST.get("confirm", ""), expected) or not sessions:
+        context = _principal_context(request, principal)
+        context["refusal"] = (
+            f"The confirmation did not match: the directory now holds {sessions} session"
+            f"{'s' if sessions != 1 else ''} of this principal on {len(parts)} host"
+            f"{'s' if len(parts) != 1 else ''}. Nothing was recorded."
+        )
+        return render(request, PRINCIPAL_TEMPLATE, context, status=400)
+    erasure = request_fleet_erasure(
+        principal,
+        user=request.user,
+        reference=text(request.POST, "reference", max_chars=REFERENCE_CHARS) or "",
+        sessions=sessions,
+        hosts=len(parts),
+    )
+    return HttpResponseSeeOther(reverse("fleet_erasure", args=[erasure.pk]))
+
+
+@require_GET
+@staff_view(needs_store=False)
+def fleet_erasure(request: HttpRequest, pk: int) -> HttpResponse:
+    erasure = get_object_or_404(FleetErasure.objects.prefetch_related("parts__host"), pk=pk)
+    if choice(request.GET, "format", ("html", "json"), default="html") == "json":
+        response = JsonResponse(erasure_json(erasure), json_dumps_params={"indent": 2})
+        response["Content-Disposition"] = f'inline; filename="fleet-erasure-{erasure.pk}.json"'
+        return response
     return render(
         request,
-        "sessions_admin/fleet_principal.html",
+        "sessions_admin/fleet_erasure.html",
         {
-            "here": "fleet_principal",
-            "principal": principal,
-            "parts": parts,
-            # Not "messages": the messages framework's variable in every template.
-            "total_sessions": sum(p.sessions for p in parts),
-            "total_messages": sum(p.messages for p in parts),
-            "total_failed": sum(p.failed_calls for p in parts),
-            "page_url": fleet_principal_url(principal),
-            "list_url": "/fleet/sessions/?" + urlencode({"principal": principal}),
+            "here": "fleet_erasure",
+            "erasure": erasure,
+            "parts": list(erasure.parts.all()),
+            "principal_url": fleet_principal_url(erasure.principal),
+            "json_url": f"{reverse('fleet_erasure', args=[erasure.pk])}?format=json",
         },
     )

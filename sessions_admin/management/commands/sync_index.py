@@ -21,6 +21,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
+from sessions_admin.deletion.fleet import carry_out_parts
 from sessions_admin.ourdata import sidedb, sync, verify
 from sessions_admin.ourdata.fleet.publish import publish_after_pass
 from sessions_admin.ourdata.review import forget as review_forget
@@ -205,6 +206,11 @@ class Command(BaseCommand):
         published = publish_after_pass()
         if published is None:
             return
+        if not published.error and (taken := carry_out_parts()):
+            self._say(
+                options,
+                f"Fleet erasures: {taken} part{'s' if taken != 1 else ''} of this host moved on.",
+            )
         if published.error:
             self._say(
                 options,

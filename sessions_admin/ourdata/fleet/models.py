@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 
+from django.conf import settings
 from django.db import models
 
 from sessions_admin.ourdata.storeids import StoreIdField, encode_id
@@ -38,6 +39,9 @@ class FleetHost(models.Model):
         FAILED = "failed", "failed"
 
     store_name = models.CharField(max_length=STORE_NAME_CHARS, unique=True)
+    #: When the host first published (a fleet erasure asked for before it gives it a part
+    #: only once it publishes a session of that principal).
+    added_at = models.DateTimeField(auto_now_add=True, null=True)
     #: Where this host's own dashboard answers (``SESSIONS_ADMIN_PUBLIC_URL``), no slash at
     #: the end; empty when the host did not say (its rows then link nowhere).
     public_url = models.CharField(max_length=500, blank=True)
@@ -107,3 +111,79 @@ class FleetSession(models.Model):
 
     def __str__(self) -> str:
         return f"{self.session_id} on {self.host_id}"
+
+
+class FleetErasure(models.Model):
+    """One erasure of a principal across the fleet: a part per host, each carried out by
+    that host's own job (:mod:`sessions_admin.deletion.fleet`), each with its own receipt."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Pending"
+        RUNNING = "running", "Running"
+        OK = "ok", "Done"
+        PARTIAL = "partial", "Partly done"
+        REFUSED = "refused", "Refused"
+
+    requested_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    actor = models.CharField(max_length=200)
+    #: The principal as pages show it (NUL as U+2400), and exactly (:func:`encode_id`).
+    principal = models.TextField()
+    principal_id_exact = models.TextField()
+    principal_key = models.CharField(max_length=64, db_index=True)
+    reference = models.CharField(max_length=200, blank=True)
+    #: What the directory counted when it was asked for (the phrase's numbers).
+    sessions_seen = models.PositiveBigIntegerField(default=0)
+    hosts_seen = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["-requested_at", "-id"]
+        default_permissions = ("view",)
+
+    def __str__(self) -> str:
+        return f"Fleet erasure of {self.principal!r} ({self.status})"
+
+    @property
+    def status(self) -> str:
+        """ "ok" only when every part is; pending or running while any is."""
+        states = {part.status for part in self.parts.all()}
+        for state in (self.Status.RUNNING, self.Status.PENDING):
+            if state in states:
+                return state
+        if states <= {self.Status.OK}:
+            return self.Status.OK
+        if states == {self.Status.REFUSED}:
+            return self.Status.REFUSED
+        return self.Status.PARTIAL
+
+
+class FleetErasurePart(models.Model):
+    """One host's part of a fleet erasure: pending until the host's next pass takes it,
+    then its own erasure job and receipt (by number, in that host's store's records)."""
+
+    erasure = models.ForeignKey(FleetErasure, on_delete=models.CASCADE, related_name="parts")
+    host = models.ForeignKey(FleetHost, on_delete=models.PROTECT, related_name="erasure_parts")
+    status = models.CharField(
+        max_length=16, choices=FleetErasure.Status.choices, default=FleetErasure.Status.PENDING
+    )
+    #: The host's own receipt (:class:`~sessions_admin.ourdata.erasures.Erasure`), once taken.
+    receipt = models.PositiveBigIntegerField(null=True, blank=True)
+    sessions = models.PositiveBigIntegerField(default=0)
+    messages = models.PositiveBigIntegerField(default=0)
+    ids_sha256 = models.CharField(max_length=64, blank=True)
+    detail = models.TextField(blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    #: Added after the request: the host published a session of the principal later.
+    late = models.BooleanField(default=False)
+
+    class Meta:
+        default_permissions = ()
+        ordering = ["host__store_name"]
+        constraints = [
+            models.UniqueConstraint(fields=["erasure", "host"], name="fleet_part_once_per_host"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.host_id}: {self.status}"

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from django.conf import settings
-from django.db import DatabaseError, transaction
+from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
 from sessions_admin import clock
@@ -34,6 +34,7 @@ from sessions_admin.ourdata.fleet.models import (
     exact_key,
 )
 from sessions_admin.ourdata.sidedb import bind_id, read_id, run_script
+from sessions_admin.ourdata.storeids import to_column
 from sessions_admin.ourdata.storename import current_store
 from sessions_admin.sqlhelpers import chunks, placeholders
 from sessions_admin.store import feed
@@ -87,12 +88,14 @@ def publish(side: sqlite3.Connection) -> Published | None:
     run_script(side, SCHEMA)
     try:
         host = _host()
+        fresh = False
         if _everything(side, host):
             side.execute("INSERT OR IGNORE INTO fleet_dirty (id) SELECT id FROM sync_sessions")
             done.swept = _sweep(side, host)
             side.execute("DELETE FROM fleet_state WHERE key = ?", [EVERYTHING])
+            fresh = not FleetSession.objects.filter(host=host).exists()
         while ids := [read_id(r[0]) for r in side.execute(_NEXT, [PUBLISH_CHUNK]).fetchall()]:
-            written, removed = _write(side, host, ids)
+            written, removed = _write(side, host, ids, fresh=fresh)
             done.written += written
             done.removed += removed
         _describe_host(side, host, error="")
@@ -124,20 +127,57 @@ def _everything(side: sqlite3.Connection, host: FleetHost) -> bool:
     return flagged is not None or host.last_pass_at is None
 
 
-def _write(side: sqlite3.Connection, host: FleetHost, ids: Sequence[str]) -> tuple[int, int]:
-    """Replace these sessions' rows; clear them from the side database once committed."""
+def _write(
+    side: sqlite3.Connection, host: FleetHost, ids: Sequence[str], *, fresh: bool = False
+) -> tuple[int, int]:
+    """Replace these sessions' rows (``fresh``: the host has none yet, nothing to delete);
+    clear them from the side database once committed."""
     rows = feed.sessions_by_id(ids)
     counts = _counts(side, list(rows))
-    keys = [exact_key(sid) for sid in ids]
-    fresh = [_row(host, row, counts.get(sid, (0, 0, 0))) for sid, row in rows.items()]
-    with transaction.atomic():
-        removed = 0
-        for chunk in chunks(keys, 500):
-            removed += FleetSession.objects.filter(host=host, key__in=chunk).delete()[0]
-        FleetSession.objects.bulk_create(fresh, batch_size=500)
+    principals: dict[object, str] = {}
+    values = [
+        _values(host, row, counts.get(sid, (0, 0, 0)), principals) for sid, row in rows.items()
+    ]
+    with transaction.atomic(), connection.cursor() as cursor:
+        removed = 0 if fresh else _delete(cursor, host, [exact_key(sid) for sid in ids])
+        _insert(cursor, values)
     with sidedb.transaction(side):
         side.executemany("DELETE FROM fleet_dirty WHERE id = ?", [(bind_id(s),) for s in ids])
-    return len(fresh), max(0, removed - len(fresh))
+    return len(values), max(0, removed - len(values))
+
+
+_NONE = (0, 0, 0)
+#: The directory's columns as :func:`_values` gives them, in order.
+_COLUMNS = (
+    "host_id", "key", "session_id", "target", "profile", "principal", "principal_key", "title",
+    "created_at", "last_active", "newest", "messages", "tool_calls", "failed_calls",
+)  # fmt: skip
+_TABLE = FleetSession._meta.db_table
+
+
+def _delete(cursor, host: FleetHost, keys: list[str]) -> int:
+    removed = 0
+    for chunk in chunks(keys, 500):
+        marks = ", ".join(["%s"] * len(chunk))
+        cursor.execute(
+            f"DELETE FROM {_TABLE} WHERE host_id = %s AND key IN ({marks})", [host.pk, *chunk]
+        )
+        removed += cursor.rowcount
+    return removed
+
+
+def _insert(cursor, values: list[tuple]) -> None:
+    """The rows in one go: PostgreSQL's COPY (the ORM's bulk_create built each row as a
+    model first: a fifth of the rate), or SQLite's executemany."""
+    if not values:
+        return
+    if connection.vendor == "postgresql":
+        with cursor.cursor.copy(f"COPY {_TABLE} ({', '.join(_COLUMNS)}) FROM STDIN") as copy:
+            for row in values:
+                copy.write_row(row)
+        return
+    marks = ", ".join(["%s"] * len(_COLUMNS))
+    cursor.executemany(f"INSERT INTO {_TABLE} ({', '.join(_COLUMNS)}) VALUES ({marks})", values)
 
 
 def _counts(side: sqlite3.Connection, ids: list[str]) -> dict[str, tuple[int, int, int]]:
@@ -162,23 +202,29 @@ def shown(value: str | None, limit: int = NAME_CHARS) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _row(host: FleetHost, row: FeedSession, counts: tuple[int, int, int]) -> FleetSession:
+def _values(
+    host: FleetHost, row: FeedSession, counts: tuple[int, int, int], principals: dict
+) -> tuple:
+    """The session's directory row, in :data:`_COLUMNS` order, as the columns hold it."""
     messages, calls, failed = counts
-    return FleetSession(
-        host=host,
-        key=exact_key(row.id),
-        session_id=row.id,
-        target=shown(row.target_key),
-        profile=shown(row.profile_key),
-        principal=shown(row.principal_id),
-        principal_key=exact_key(row.principal_id),
-        title=shown(row.title, TITLE_CHARS),
-        created_at=row.created_at,
-        last_active=row.last_active,
-        newest=NO_TIME if row.last_active is None else row.last_active,
-        messages=messages,
-        tool_calls=calls,
-        failed_calls=failed,
+    principal = row.principal_id
+    if principal not in principals:  # a principal's key once per chunk
+        principals[principal] = exact_key(principal)
+    return (
+        host.pk,
+        exact_key(row.id),
+        to_column(row.id),
+        shown(row.target_key),
+        shown(row.profile_key),
+        shown(principal),
+        principals[principal],
+        shown(row.title, TITLE_CHARS),
+        row.created_at,
+        row.last_active,
+        NO_TIME if row.last_active is None else row.last_active,
+        messages,
+        calls,
+        failed,
     )
 
 
