@@ -188,11 +188,15 @@ def pages(repeat: int) -> list[list[object]]:
     return rows
 
 
+def _median(values: list[float]) -> float | str:
+    return statistics.median(values) if values else "–"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--hosts", type=int, default=10)
     parser.add_argument("--repeat", type=int, default=20)
-    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--rounds", type=int, default=5, help="incremental passes (0: none)")
     args = parser.parse_args()
     _database()
     base = principal_base(500_000, 79_000)
@@ -207,14 +211,14 @@ def main() -> None:
     print("publishing the host's 500,000 sessions …", flush=True)
     first = first_publish()
     passes, publishes = incremental(home / "data" / "agents" / "store.db", args.rounds)
-    ratio = statistics.median(publishes) / statistics.median(passes)
+    ratio = statistics.median(publishes) / statistics.median(passes) if passes else 0
     print_table(
         "Publishing (PostgreSQL, fsync off)",
         ["what", "value"],
         [
             ["first publish of 500,000 sessions, s (goal < 60)", first],
-            [f"a pass after {APPENDS_PER_PASS:,} appends, median s", statistics.median(passes)],
-            ["its publish, median s", statistics.median(publishes)],
+            [f"a pass after {APPENDS_PER_PASS:,} appends, median s", _median(passes)],
+            ["its publish, median s", _median(publishes)],
             ["publishing adds (goal < 10 %)", f"{ratio * 100:.1f} %"],
         ],
     )

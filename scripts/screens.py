@@ -77,6 +77,10 @@ def demo_server(folder: Path) -> Iterator[tuple[str, str, Path]]:
         "AGENTS_HOST_HOME": str(home),
         "DJANGO_LOG_FORMAT": "text",
         "DJANGO_LOG_LEVEL": "WARNING",
+        # One host of a fleet: its sync publishes, so the fleet's screens have rows.
+        "SESSIONS_ADMIN_FLEET": "1",
+        "SESSIONS_ADMIN_STORE_NAME": "demo-host",
+        "SESSIONS_ADMIN_PUBLIC_URL": "https://demo-host.example",
     }
     env.pop("DJANGO_SETTINGS_MODULE", None)
     manage(env, "make_demo_store", str(home), *DEMO_ARGS)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
-from sessions_admin.ids import principal_url, session_url
+from sessions_admin.ids import fleet_principal_url, principal_url, session_url
 
 #: The two widths every screen is checked and pictured at (a laptop, a phone).
 WIDTHS = {1440: 900, 390: 844}
@@ -104,6 +104,9 @@ def all_screens(s: Samples) -> list[Screen]:
         Screen("tool", f"/tools/{quote(s.tool)}/"),
         Screen("tool-errors", f"/tools/{quote(s.tool)}/?errors=1"),
         Screen("frames-orphans", "/frames/orphans/"),
+        Screen("fleet", "/fleet/"),
+        Screen("fleet-sessions", "/fleet/sessions/"),
+        Screen("fleet-principal", fleet_principal_url(s.principal)),
         Screen("not-found", "/sessions/no-such-session/", status=404),
         Screen("admin", "/admin/"),
         Screen("admin-sessions", f"{admin}/session/"),

@@ -20,6 +20,7 @@ from sessions_admin.demo.hostile import plant_hostile
 from sessions_admin.ids import session_url
 from sessions_admin.models import Note
 from sessions_admin.ourdata import sync
+from sessions_admin.ourdata.fleet.publish import publish_after_pass
 from sessions_admin.store.connection import run_sql
 from tests.browser.screens import WIDTHS, Samples, Screen, all_screens, demo_samples
 from tests.conftest import STORE_DB, point_store_at
@@ -33,8 +34,11 @@ def demo(tmp_path, settings, var_dir, django_db_setup) -> Iterator[Samples]:
     summary = build_demo_home(tmp_path / "home", sessions=60, seed=7)
     plant_hostile(summary.store_path, summary.frames_root)
     settings.FRAMES_DIR = summary.frames_root
+    settings.FLEET_PUBLISH = True  # the fleet's screens show this host's directory
+    settings.PUBLIC_URL = "https://demo-host.example"
     point_store_at(summary.store_path)
     sync.sync_once()
+    publish_after_pass()
     yield demo_samples(summary.store_path, summary.frames_root)
     point_store_at(django_db_setup)
 
