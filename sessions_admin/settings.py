@@ -76,6 +76,8 @@ STORE_NAME = env_str("SESSIONS_ADMIN_STORE_NAME", "")[:100] or None
 FLEET_PUBLISH = env_bool("SESSIONS_ADMIN_FLEET", False)
 PUBLIC_URL = env_str("SESSIONS_ADMIN_PUBLIC_URL", "").rstrip("/")
 FLEET_STALE_S = env_int("SESSIONS_ADMIN_FLEET_STALE_S", 300, minimum=1)
+# Sessions written per transaction of the shared database when publishing.
+FLEET_PUBLISH_CHUNK = env_int("SESSIONS_ADMIN_FLEET_CHUNK", 2000, minimum=1)
 # The data folder belongs to one store; pointed at another, pages and deletes
 # refuse until `manage.py adopt_store` (tests of other subjects turn it off).
 STORE_IDENTITY_CHECK = True

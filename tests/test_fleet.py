@@ -237,7 +237,7 @@ def test_a_database_that_cannot_be_reached_leaves_the_index_current_and_catches_
 @STORE_DB
 def test_a_publish_cut_short_is_completed_by_the_next_pass(fleet, monkeypatch):
     _fill(fleet, sessions=9)
-    monkeypatch.setattr(publishing, "PUBLISH_CHUNK", 2)
+    fleet.settings.FLEET_PUBLISH_CHUNK = 2
     real = publishing._write
     calls = []
 

@@ -42,7 +42,7 @@ from sessions_admin.store.feed import FeedSession
 
 logger = logging.getLogger("sessions_admin.fleet")
 
-#: Sessions written per transaction of the shared database.
+#: Sessions written per transaction of the shared database (``FLEET_PUBLISH_CHUNK``).
 PUBLISH_CHUNK = 2_000
 #: Characters of a failed publish's reason kept on the host's row.
 ERROR_CHARS = 300
@@ -94,7 +94,8 @@ def publish(side: sqlite3.Connection) -> Published | None:
             done.swept = _sweep(side, host)
             side.execute("DELETE FROM fleet_state WHERE key = ?", [EVERYTHING])
             fresh = not FleetSession.objects.filter(host=host).exists()
-        while ids := [read_id(r[0]) for r in side.execute(_NEXT, [PUBLISH_CHUNK]).fetchall()]:
+        chunk = getattr(settings, "FLEET_PUBLISH_CHUNK", PUBLISH_CHUNK)
+        while ids := [read_id(r[0]) for r in side.execute(_NEXT, [chunk]).fetchall()]:
             written, removed = _write(side, host, ids, fresh=fresh)
             done.written += written
             done.removed += removed
