@@ -477,3 +477,22 @@ def test_erasing_across_the_fleet_needs_the_permission_and_csrf(fleet, staff_cli
     assert staff_client.post(url, {"confirm": "x"}).status_code == 403
     strict = staff_client_with("erase_principal", enforce_csrf_checks=True)
     assert strict.post(url, {"confirm": "x"}).status_code == 403
+
+
+@STORE_DB
+def test_on_postgresql_each_host_has_a_partition_of_its_own(fleet):
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        pytest.skip("the directory is partitioned by host on PostgreSQL only")
+    _fill(fleet, sessions=3)
+    fleet.pass_everywhere()
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT tableoid::regclass::text, host_id, count(*) "
+            "FROM sessions_admin_fleetsession GROUP BY 1, 2"
+        )
+        placed = {(table, host): n for table, host, n in cursor.fetchall()}
+    for host in FleetHost.objects.all():
+        assert placed[(f"sessions_admin_fleetsession_h{host.pk}", host.pk)] == 3
+    assert len(placed) == 3

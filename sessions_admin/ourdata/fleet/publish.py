@@ -115,11 +115,41 @@ _NEXT = "SELECT id FROM fleet_dirty LIMIT ?"
 
 def _host() -> FleetHost:
     host, _ = FleetHost.objects.get_or_create(store_name=current_store())
+    partition_for(host)
     url = str(getattr(settings, "PUBLIC_URL", "") or "").rstrip("/")
     if host.public_url != url:
         host.public_url = url
         host.save(update_fields=["public_url"])
     return host
+
+
+def partition_for(host: FleetHost) -> None:
+    """On PostgreSQL, the host's own partition of the directory (made once; migration 0020
+    partitions the table by host). A host whose rows already sit in the default
+    partition keeps them there: PostgreSQL would refuse the new partition."""
+    if connection.vendor != "postgresql" or host.pk in _PARTITIONED:
+        return
+    name = f"{_TABLE}_h{int(host.pk)}"
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT to_regclass(%s) IS NOT NULL", [name])
+        exists = cursor.fetchone()[0]
+        cursor.execute(
+            "SELECT EXISTS (SELECT 1 FROM pg_partitioned_table WHERE partrelid = to_regclass(%s))",
+            [_TABLE],
+        )
+        partitioned = cursor.fetchone()[0]
+        if partitioned and not exists:
+            cursor.execute(f"SELECT 1 FROM {_TABLE}_default WHERE host_id = %s LIMIT 1", [host.pk])
+            if cursor.fetchone() is None:
+                cursor.execute(
+                    f"CREATE TABLE IF NOT EXISTS {name} PARTITION OF {_TABLE} "
+                    f"FOR VALUES IN ({int(host.pk)})"
+                )
+    _PARTITIONED.add(host.pk)
+
+
+#: Hosts whose partition this process has seen to.
+_PARTITIONED: set[int] = set()
 
 
 def _everything(side: sqlite3.Connection, host: FleetHost) -> bool:
