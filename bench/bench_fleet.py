@@ -87,6 +87,7 @@ def grow(hosts: int) -> None:
     from django.db import connection
 
     from sessions_admin.ourdata.fleet.models import FleetHost
+    from sessions_admin.ourdata.fleet.publish import partition_for
 
     first = FleetHost.objects.order_by("pk").first()
     with connection.cursor() as cursor:
@@ -102,6 +103,7 @@ def grow(hosts: int) -> None:
                     "failed_calls_24h": first.failed_calls_24h,
                 },
             )
+            partition_for(copy)  # as a host's first publish makes it
             cursor.execute("DELETE FROM sessions_admin_fleetsession WHERE host_id = %s", [copy.pk])
             started = time.perf_counter()
             cursor.execute(
