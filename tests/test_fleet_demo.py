@@ -88,7 +88,8 @@ def test_the_fleet_demo_starts_three_hosts_that_all_show_the_fleet(tmp_path):
         os.killpg(demo.pid, signal.SIGINT)
         demo.wait(timeout=60)
         log.close()
-    assert demo.returncode == 130, (tmp_path / "demo.log").read_text()[-3000:]
+    # Stopped by the signal (130; 143 when a host's own stop raced it), nothing left over.
+    assert demo.returncode in (130, 143), (tmp_path / "demo.log").read_text()[-3000:]
     leftover = subprocess.run(
         ["pgrep", "-f", f"127.0.0.1:{PORT}"], capture_output=True, text=True
     ).stdout
