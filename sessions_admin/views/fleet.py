@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from urllib.parse import urlencode
 
 from django.conf import settings
-from django.db.models import Q, QuerySet
+from django.db.models import Count, Q, QuerySet, Sum
 from django.http import HttpRequest, HttpResponse, JsonResponse, QueryDict
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
@@ -183,14 +183,12 @@ class PrincipalPart:
 
 def principal_parts(principal: str) -> list[PrincipalPart]:
     """The principal's sessions, messages and failed calls per host, from the directory."""
-    totals: dict[int, list[int]] = {}
-    for host_id, messages, failed in FleetSession.objects.filter(
-        principal_key=exact_key(principal)
-    ).values_list("host_id", "messages", "failed_calls"):
-        entry = totals.setdefault(host_id, [0, 0, 0])
-        entry[0] += 1
-        entry[1] += messages
-        entry[2] += failed
+    totals = {
+        row["host_id"]: (row["sessions"], row["messages"], row["failed"])
+        for row in FleetSession.objects.filter(principal_key=exact_key(principal))
+        .values("host_id")
+        .annotate(sessions=Count("id"), messages=Sum("messages"), failed=Sum("failed_calls"))
+    }
     hosts = FleetHost.objects.in_bulk(list(totals))
     path = principal_url(principal)
     return [

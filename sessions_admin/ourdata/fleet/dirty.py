@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 
 from django.conf import settings
 
-from sessions_admin.ourdata.sidedb import bind_id
+from sessions_admin.ourdata.sidedb import bind_id, run_script
 from sessions_admin.store.feed import FeedMessage, FeedSession
 
 SCHEMA = """
@@ -55,9 +55,7 @@ class FleetDirty:
 
     def create(self, side: sqlite3.Connection) -> None:
         if publishing():
-            for statement in SCHEMA.split(";"):
-                if statement.strip():
-                    side.execute(statement)
+            run_script(side, SCHEMA)
 
     def begin_pass(self, side: sqlite3.Connection) -> None:
         if not publishing() and _has_tables(side):

@@ -16,7 +16,6 @@ import sqlite3
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
 
 from django.conf import settings
 from django.db import DatabaseError, connection, transaction
@@ -24,7 +23,8 @@ from django.utils import timezone
 
 from sessions_admin import clock
 from sessions_admin.ourdata import sidedb
-from sessions_admin.ourdata.fleet.dirty import EVERYTHING, SCHEMA, note, publishing
+from sessions_admin.ourdata.erasures import shown_principal
+from sessions_admin.ourdata.fleet.dirty import EVERYTHING, SCHEMA, publishing
 from sessions_admin.ourdata.fleet.models import (
     NAME_CHARS,
     NO_TIME,
@@ -228,8 +228,8 @@ def _counts(side: sqlite3.Connection, ids: list[str]) -> dict[str, tuple[int, in
 
 def shown(value: str | None, limit: int = NAME_CHARS) -> str:
     """A store text as the directory keeps it for pages: NUL as U+2400 (PostgreSQL's text
-    holds no NUL), cut to ``limit`` with "…"."""
-    text = str.__str__(value or "").replace("\x00", "\u2400")
+    holds no NUL, as the receipts show it), cut to ``limit`` with "…"."""
+    text = shown_principal(str.__str__(value or ""))
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
@@ -291,13 +291,3 @@ def _describe_host(side: sqlite3.Connection, host: FleetHost, error: str) -> Non
         "SELECT count(*) FROM rollup_call WHERE failed AND ts >= ?", [now - DAY_MS]
     ).fetchone()[0]
     host.save()
-
-
-def seconds_since(moment: datetime | None) -> float | None:
-    return None if moment is None else (timezone.now() - moment).total_seconds()
-
-
-def note_sessions(side: sqlite3.Connection, session_ids: Sequence[str]) -> None:
-    """Have these sessions written again at the next publish (the directory's check)."""
-    run_script(side, SCHEMA)
-    note(side, session_ids)
