@@ -92,6 +92,9 @@ def test_the_progress_says_how_far_and_how_long_is_left(store):
     assert job_sentence(job) == "4,200 of 20,000 sessions, about 9 s left"
     job.lease_until = timezone.now() - timedelta(seconds=5)
     assert "its worker stopped" in job_sentence(job)
+    job.phase, job.lease_until = Job.Phase.COMPACTING, None
+    assert job.final and not job.done
+    assert job_sentence(job) == "Receipt final; compacting the search index"
 
 
 @STORE_DB

@@ -180,7 +180,7 @@ def digest(ids: list[str]) -> str:
     return hashlib.sha256("\n".join(sorted(ids)).encode()).hexdigest()
 
 
-@pytest.mark.parametrize("point", ["listed", "committed", "frames", "verifying"])
+@pytest.mark.parametrize("point", ["listed", "committed", "frames", "verifying", "compacting"])
 def test_an_erasure_killed_anywhere_finishes_after_a_restart_with_a_true_receipt(
     host, tmp_path, point
 ):

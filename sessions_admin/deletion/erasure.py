@@ -63,7 +63,7 @@ def unfinished_erasure(principal: str) -> Erasure | None:
     return (
         Erasure.of_principal(principal)
         .filter(job__isnull=False)
-        .exclude(job__phase=Job.Phase.DONE)
+        .exclude(job__phase__in=[Job.Phase.COMPACTING, Job.Phase.DONE])
         .first()
     )
 

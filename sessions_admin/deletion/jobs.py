@@ -31,7 +31,7 @@ from sessions_admin.ourdata.erasures import Erasure
 from sessions_admin.ourdata.jobs import LEASE, Job, JobSession
 from sessions_admin.ourdata.review import forget as review_forget
 from sessions_admin.ourdata.storeids import encode_id
-from sessions_admin.ourdata.sync import forget_sessions
+from sessions_admin.ourdata.sync import forget_sessions, purge_step
 from sessions_admin.store.cascade import (
     Counts,
     FramesReport,
@@ -231,7 +231,7 @@ class SideForgetter:
     def flush(self) -> None:
         ids, self.pending = self.pending, []
         if ids:
-            self.pool.submit(forget_sessions, ids)
+            self.pool.submit(forget_sessions, ids, hold_purges=True)
 
     def close(self) -> None:
         self.flush()
@@ -462,10 +462,30 @@ def _finish(run: Run) -> None:
         for row in final:
             row.save()
         JobSession.objects.filter(job=job).delete()
-        job.phase = Phase.DONE
+        # The receipt is final; an erasure's forgetting held the search index's purges.
+        job.phase = Phase.COMPACTING if run.erasing else Phase.DONE
         job.finished_at = timezone.now()
         job.inflight = None
         run.record("phase", "finished_at", "inflight")
+
+
+def _compact(run: Run) -> None:
+    """Purge what the erasure tombstoned in the search index, a short step at a time.
+
+    FTS5 keeps a deleted block's postings, marked, until it rewrites the segment;
+    the forgetting held that rewrite (it took half a minute inside one batch) and
+    the job does it here, after the receipt, in steps that let the sync write
+    between them. A run that dies here simply starts again: the steps are FTS5's.
+    """
+    steps = 0
+    while not run.should_stop():
+        if not purge_step():
+            run.job.phase = Phase.DONE
+            run.record("phase")
+            return
+        steps += 1
+        if steps % 20 == 0:
+            run.record()  # renews the lease
 
 
 STEPS: dict[str, Callable[[Run], None]] = {
@@ -474,4 +494,5 @@ STEPS: dict[str, Callable[[Run], None]] = {
     Phase.DELETING: _delete,
     Phase.FRAMES: _frames,
     Phase.FINISHING: _finish,
+    Phase.COMPACTING: _compact,
 }

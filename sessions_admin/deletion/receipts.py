@@ -94,7 +94,7 @@ def _forget_ours(principal: object, gone: list, receipt: Erasure) -> int:
     # A sync pass may hold the side database a while: the receipt waits for it, since
     # verification would otherwise find the index entries left.
     for attempt in range(FORGET_ATTEMPTS):
-        if forget_sessions([*gone, *leftover]):
+        if forget_sessions([*gone, *leftover], hold_purges=True):
             break
         time.sleep(1 + attempt)
     forgotten = review_forget.forget_sessions(gone)

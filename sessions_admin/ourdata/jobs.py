@@ -68,6 +68,8 @@ class Job(models.Model):
         DELETING = "deleting", "Deleting sessions"
         FRAMES = "frames", "Removing frame directories"
         FINISHING = "finishing", "Forgetting and verifying"
+        #: The receipt is final; the search index purges what the erasure tombstoned.
+        COMPACTING = "compacting", "Compacting the search index"
         DONE = "done", "Done"
 
     store_name = models.CharField(max_length=STORE_NAME_CHARS, default=current_store)
@@ -123,13 +125,21 @@ class Job(models.Model):
             ),
             models.CheckConstraint(
                 condition=Q(
-                    phase__in=["queued", "listing", "deleting", "frames", "finishing", "done"]
+                    phase__in=[
+                        "queued",
+                        "listing",
+                        "deleting",
+                        "frames",
+                        "finishing",
+                        "compacting",
+                        "done",
+                    ]
                 ),
                 name="job_phase_known",
             ),
             models.CheckConstraint(
-                condition=Q(phase="done") | Q(finished_at__isnull=True),
-                name="job_finished_only_when_done",
+                condition=Q(phase__in=["compacting", "done"]) | Q(finished_at__isnull=True),
+                name="job_finished_only_when_final",
             ),
         ]
 
@@ -143,6 +153,11 @@ class Job(models.Model):
     @property
     def done(self) -> bool:
         return self.phase == self.Phase.DONE
+
+    @property
+    def final(self) -> bool:
+        """Its record is final (the receipt written): only housekeeping may be left."""
+        return self.phase in (self.Phase.COMPACTING, self.Phase.DONE)
 
     @property
     def total(self) -> int:

@@ -223,7 +223,7 @@ def erasure_receipt(request: HttpRequest, pk: int) -> HttpResponse:
     second, and reloads the page once the receipt is final)."""
     receipt = get_object_or_404(Erasure.objects.of_this_store().select_related("job"), pk=pk)
     job = receipt.job
-    running = job is not None and not job.done
+    running = job is not None and not job.final
     if getattr(request, "htmx", False) and request.GET.get("region") == "progress":
         if not running:
             return HttpResponseClientRefresh()
@@ -299,7 +299,7 @@ def plain_sentence(receipt: Erasure) -> str:
 
 def _progress_context(receipt: Erasure) -> dict:
     job = receipt.job
-    running = job is not None and not job.done
+    running = job is not None and not job.final
     return {
         "receipt": receipt,
         "running": running,

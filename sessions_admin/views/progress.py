@@ -80,6 +80,8 @@ def job_sentence(job: Job) -> str:
         )
     elif job.phase == Phase.FINISHING:
         sentence = f"All {job.sessions:,} sessions deleted; forgetting and verifying"
+    elif job.phase == Phase.COMPACTING:
+        sentence = "Receipt final; compacting the search index"
     else:
         return "Done"
     if job.stalled():

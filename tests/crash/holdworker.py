@@ -8,7 +8,8 @@ and sleeps until killed), so ``SIGKILL`` lands exactly there:
 * ``committed``: a batch's transaction has committed, and nothing of ours
   recorded it yet (its frames not removed);
 * ``frames``: some frame directories are removed, not yet recorded;
-* ``verifying``: everything forgotten and verified, the receipt not yet written.
+* ``verifying``: everything forgotten and verified, the receipt not yet written;
+* ``compacting``: the receipt written, the search index's purge begun.
 """
 
 from __future__ import annotations
@@ -58,7 +59,16 @@ def install(point: str, marker: str) -> None:
             hold(marker)
         return left
 
+    real_purge = jobs.purge_step
+
+    def purge_step(*args, **kwargs):
+        more = real_purge(*args, **kwargs)
+        if point == "compacting":
+            hold(marker)
+        return more
+
     jobs.cascade_delete, jobs.remove_frames, receipts.verify = cascade_delete, remove_frames, verify
+    jobs.purge_step = purge_step
 
 
 if __name__ == "__main__":

@@ -135,6 +135,32 @@ class SearchIndex:
     def end_pass(self, side: sqlite3.Connection) -> None:
         textwriter.end_pass(side)
 
+    def begin_forgetting(self, side: sqlite3.Connection) -> None:
+        """The text file's deletes (most of a large forgetting) run in the writer's
+        thread while this one forgets the rest."""
+        textwriter.begin_pass(side)
+
+    def end_forgetting(self, side: sqlite3.Connection) -> None:
+        textwriter.end_pass(side)
+
+    def hold_purges(self, side: sqlite3.Connection) -> None:
+        textwriter.run(side, textindex.TextIndex.hold_purges)
+
+    def purge_step(self, pages: int) -> bool:
+        """One transaction of the text file's own, beside any pass's writer."""
+        if not sidedb.text_path().is_file():
+            return False
+        conn = sidedb.connect_text()
+        try:
+            if not conn.execute(
+                "SELECT 1 FROM sqlite_master WHERE name = 'search_text'"
+            ).fetchone():
+                return False
+            with sidedb.transaction(conn):
+                return textindex.TextIndex(conn, "main").purge_step(pages)
+        finally:
+            conn.close()
+
     def before_commit(self, side: sqlite3.Connection) -> None:
         """The text file commits first: a crash between the two commits leaves it one
         batch ahead, which the next pass's redo of that batch overwrites."""

@@ -32,7 +32,7 @@ from collections.abc import Sequence
 
 from sessions_admin.ourdata import sidedb
 from sessions_admin.ourdata.index.text import document
-from sessions_admin.sqlhelpers import BEFORE_FIRST_ID, chunks, placeholders
+from sessions_admin.sqlhelpers import BEFORE_FIRST_ID
 from sessions_admin.store.feed import FeedMessage
 
 FTS = (
@@ -50,7 +50,14 @@ MESSAGE_SEPARATOR = "\x1e"
 
 #: FTS5's settings while a first build runs, and its defaults (see ``TextWriter.build_mode``).
 BUILD_SETTINGS = {"automerge": 0, "crisismerge": 64, "hashsize": 8 * 1024 * 1024}
-DEFAULT_SETTINGS = {"automerge": 4, "crisismerge": 16, "hashsize": 1024 * 1024}
+DEFAULT_SETTINGS = {
+    "automerge": 4,
+    "crisismerge": 16,
+    "hashsize": 1024 * 1024,
+    "deletemerge": 10,
+}
+#: FTS5 rewrites a segment once this percent of its rows are deleted (its default).
+DELETE_MERGE = DEFAULT_SETTINGS["deletemerge"]
 
 
 class TextIndex:
@@ -118,23 +125,69 @@ class TextIndex:
 
     def delete(self, message_ids: Sequence[int]) -> None:
         """Drop the blocks whose rowid is one of these ids: given every message id of
-        some sessions, exactly those sessions' blocks."""
-        highs: list[int] = []
-        for chunk in chunks(list(message_ids)):
-            highs.extend(
-                row[0]
-                for row in self.conn.execute(
-                    f"SELECT high FROM {self.schema}.search_blocks "
-                    f"WHERE high IN ({placeholders(len(chunk))})",
-                    chunk,
-                )
-            )
-        # One rowid at a time: FTS5 answers "rowid IN (list)" with a scan of the
-        # whole table, "rowid = ?" with a seek.
+        some sessions, exactly those sessions' blocks.
+
+        FTS5 answers ``rowid IN (list)`` with a scan of the whole table and
+        ``rowid = ?`` with a seek, so each block goes by its own ``DELETE``; they run
+        from a temporary trigger, inside one statement, so a thread doing this
+        never waits for Python's lock between them (``executemany`` took it per row).
+        """
         s = self.schema
-        self.conn.executemany(f"DELETE FROM {s}.search_text WHERE rowid = ?", [(h,) for h in highs])
-        self.conn.executemany(
-            f"DELETE FROM {s}.search_blocks WHERE high = ?", [(h,) for h in highs]
+        ids = json.dumps(sorted({int(i) for i in message_ids}))
+        highs = [
+            row[0]
+            for row in self.conn.execute(
+                f"SELECT high FROM {s}.search_blocks "
+                "WHERE high IN (SELECT value FROM json_each(?)) ORDER BY high",
+                [ids],
+            )
+        ]
+        if not highs:
+            return
+        # A trigger's statements name tables unqualified: ``search_text`` is found in
+        # the one schema that has it (the text file, as ``main`` or attached).
+        self.conn.execute("CREATE TEMP TABLE IF NOT EXISTS doomed_blocks (high INTEGER)")
+        self.conn.execute(
+            "CREATE TEMP TRIGGER IF NOT EXISTS doomed_blocks_drop AFTER INSERT ON doomed_blocks "
+            "BEGIN DELETE FROM search_text WHERE rowid = NEW.high; END"
+        )
+        chosen = json.dumps(highs)
+        self.conn.execute("INSERT INTO temp.doomed_blocks SELECT value FROM json_each(?)", [chosen])
+        self.conn.execute("DELETE FROM temp.doomed_blocks")
+        self.conn.execute(
+            f"DELETE FROM {s}.search_blocks WHERE high IN (SELECT value FROM json_each(?))",
+            [chosen],
+        )
+
+    def hold_purges(self) -> None:
+        """Deletes leave tombstones only until :meth:`purge_step` (``deletemerge`` 0).
+
+        FTS5 rewrites a segment (the whole index, after a build's ``optimize``) in
+        the commit that tombstones a tenth of it: an erasure's one batch then took
+        half a minute. The job that holds purges purges in steps after its receipt.
+        """
+        self._set("deletemerge", 0)
+
+    def purge_step(self, pages: int) -> bool:
+        """Up to ``pages`` pages of rewriting the segments a tenth tombstoned (FTS5's
+        ``merge``); False when nothing was left to do. Purges stay held between steps,
+        so no other writer's commit takes the rest in one go."""
+        self._set("deletemerge", DELETE_MERGE)
+        before = self.conn.total_changes
+        self.conn.execute(
+            f"INSERT INTO {self.schema}.search_text (search_text, rank) VALUES ('merge', ?)",
+            [pages],
+        )
+        # FTS5's documented test: fewer than two changes means nothing was left to merge.
+        more = self.conn.total_changes - before >= 2
+        if more:
+            self._set("deletemerge", 0)
+        return more
+
+    def _set(self, name: str, value: int) -> None:
+        self.conn.execute(
+            f"INSERT INTO {self.schema}.search_text (search_text, rank) VALUES (?, ?)",
+            [name, value],
         )
 
     def pair(self) -> str | None:

@@ -10,6 +10,7 @@ from sessions_admin.ourdata.sync.passes import (
     Progress,
     SyncReport,
     forget_sessions,
+    purge_step,
     rebuild,
     sync_once,
 )
@@ -45,6 +46,7 @@ __all__ = [
     "last_run",
     "listeners",
     "prepare",
+    "purge_step",
     "read_state",
     "rebuild",
     "register",

@@ -29,7 +29,10 @@ class SyncListener(Protocol):
       transactions: a listener that writes a file of its own from another
       thread (the search index's text) commits it just before the side
       database; ``build_mode_on(side)`` / ``build_mode_off(side)`` around a
-      first build's batches (no fsyncs).
+      first build's batches (no fsyncs);
+    * ``begin_forgetting(side)`` / ``end_forgetting(side)`` around a large
+      forgetting (an erasure's thousands of sessions), which commits through
+      ``before_commit`` too: the text file's deletes run beside the rest.
 
     Deferring an index to the end of a build was measured and dropped: this
     SQLite keeps its temporary files in memory (``SQLITE_TEMP_STORE=3``), so

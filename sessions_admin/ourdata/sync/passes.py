@@ -61,6 +61,11 @@ logger = logging.getLogger("sessions_admin.ourdata.sync")
 
 #: Sessions forgotten per side transaction after our deletes.
 FORGET_CHUNK = 10_000
+#: From this many sessions a forgetting writes the text index from a thread of its own
+#: (``begin_forgetting``): worth its connection and thread, which a single delete is not.
+PARALLEL_FORGET = 1_000
+#: Pages of the search index one purge step rewrites (about a tenth of a second).
+PURGE_PAGES = 500
 
 
 @dataclass
@@ -485,12 +490,33 @@ def rebuild() -> None:
             side.close()
 
 
-def forget_sessions(session_ids: Iterable[str]) -> bool:
+def _forget_all(side: sqlite3.Connection, ids: list[str], hold_purges: bool) -> None:
+    large = len(ids) >= PARALLEL_FORGET
+    if large:
+        call_hooks("begin_forgetting", side)
+    try:
+        # Most of a transaction's cost is writing the rollup cells and index pages it
+        # touched, which the sessions of one erasure share: the bigger, the cheaper.
+        for chunk in chunks(ids, FORGET_CHUNK):
+            with side_transaction(side):
+                if hold_purges:
+                    call_hooks("hold_purges", side)
+                _forget_in(side, chunk)
+    finally:
+        if large:
+            call_hooks("end_forgetting", side)
+
+
+def forget_sessions(session_ids: Iterable[str], *, hold_purges: bool = False) -> bool:
     """Drop these sessions from every consumer now (called after a delete commits).
 
     Never raises: the store's delete has already happened, and if the side
     database is busy or damaged the next sync's walk of session ids forgets
     them anyway. Returns whether it succeeded (or there was nothing to do).
+
+    ``hold_purges``: a listener that would rewrite its files to purge what was
+    forgotten (the search index's segments) waits for :func:`purge_step`, which
+    the caller then runs to the end (an erasure job, after its receipt).
     """
     ids = [sid for sid in dict.fromkeys(session_ids) if isinstance(sid, str)]
     if not ids or not sidedb.exists():
@@ -502,14 +528,23 @@ def forget_sessions(session_ids: Iterable[str]) -> bool:
         return False
     try:
         prepare(side)
-        # Most of a transaction's cost is writing the rollup cells and index pages it
-        # touched, which the sessions of one erasure share: the bigger, the cheaper.
-        for chunk in chunks(ids, FORGET_CHUNK):
-            with side_transaction(side):
-                _forget_in(side, chunk)
+        _forget_all(side, ids, hold_purges)
         return True
     except Exception:
         logger.exception("could not forget %d sessions; the next sync will", len(ids))
         return False
     finally:
         side.close()
+
+
+def purge_step(pages: int = PURGE_PAGES) -> bool:
+    """One short step of every listener's purge after a forgetting that held it
+    (:func:`forget_sessions`); True while some listener has more to do."""
+    if not sidedb.exists():
+        return False
+    more = False
+    for listener in listeners():
+        step = getattr(listener, "purge_step", None)
+        if step is not None:
+            more = step(pages) or more
+    return more
