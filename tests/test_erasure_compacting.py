@@ -8,6 +8,8 @@ rewrite from a tombstone.
 
 from __future__ import annotations
 
+import logging
+
 import pytest
 
 from sessions_admin.deletion.erasure import request_erasure
@@ -91,7 +93,7 @@ def test_a_held_forgetting_leaves_tombstones_and_purge_steps_rewrite_them(
 
 @STORE_DB
 def test_an_erasure_job_writes_its_receipt_then_compacts_the_index(
-    store, var_dir, fast_pacing, monkeypatch
+    store, var_dir, fast_pacing, monkeypatch, caplog
 ):
     from sessions_admin.deletion import jobs
 
@@ -110,6 +112,7 @@ def test_an_erasure_job_writes_its_receipt_then_compacts_the_index(
 
     monkeypatch.setattr(jobs, "purge_step", step)
     receipt = request_erasure("user:gone", actor=ACTOR)
+    caplog.set_level(logging.INFO, logger="sessions_admin.deletion")
     work(lambda: False, once=True)
     receipt.refresh_from_db()
     job = Job.objects.get()
@@ -119,3 +122,6 @@ def test_an_erasure_job_writes_its_receipt_then_compacts_the_index(
     after, merge = text_file()
     assert merge == textindex.DELETE_MERGE and after < before * 0.75
     assert job.finished_at is not None and store.count("sessions") == 20
+    # The log says the erasure ended once, not again after each later step.
+    ended = [r for r in caplog.records if r.getMessage().startswith("deletion erase_principal ok")]
+    assert len(ended) == 1

@@ -143,7 +143,13 @@ def _save_tally(audit, forgotten) -> None:
     audit.notes_deleted = forgotten.notes
     audit.labels_removed = forgotten.labels
     audit.review_items_marked = forgotten.items
-    audit.save(update_fields=["notes_deleted", "labels_removed", "review_items_marked"])
+    # An update, not save(): the audit's post_save logs a finished delete, once, when
+    # the job's last step saves it; a step after it (compacting) must not log it again.
+    type(audit).objects.filter(pk=audit.pk).update(
+        notes_deleted=forgotten.notes,
+        labels_removed=forgotten.labels,
+        review_items_marked=forgotten.items,
+    )
 
 
 # --- Listing ---------------------------------------------------------------------------
