@@ -36,17 +36,18 @@ class OutlineBar:
     failed: bool
 
 
-def _outline_row(bar: OutlineBar, escaped: dict[str, str]) -> str:
-    # A session calls a few tools many times: each name and link prefix is escaped once.
-    name = escaped.get(bar.name)
+def _outline_row(bar: OutlineBar, names: dict[str, str], prefix: tuple[str, str]) -> str:
+    # A session calls a few tools many times: each name is escaped once (``names``, a
+    # cache of its own: a tool may be called anything, "prefix" included).
+    name = names.get(bar.name)
     if name is None:
-        name = escaped[bar.name] = esc(bar.name)
+        name = names[bar.name] = esc(bar.name)
     # A link is "#message-<id>" or a permalink: one prefix for the page, then digits.
-    prefix = escaped["prefix"]
+    raw, prefix_html = prefix
     if bar.href.startswith("#"):
         href = bar.href
-    elif bar.href.startswith(prefix):
-        href = escaped["prefix_html"] + bar.href[len(prefix) :]
+    elif bar.href.startswith(raw):
+        href = prefix_html + bar.href[len(raw) :]
     else:
         href = esc(bar.href)
     rect = f'<rect x="{bar.x}" width="{bar.width}" height="10"/>' if bar.drawn else ""
@@ -62,5 +63,6 @@ def _outline_row(bar: OutlineBar, escaped: dict[str, str]) -> str:
 
 def render_outline_rows(bars: list[OutlineBar], at_prefix: str = "") -> SafeString:
     """The outline's rows, every value escaped (see the module's docstring)."""
-    escaped = {"prefix": at_prefix or "\0", "prefix_html": esc(at_prefix)}
-    return safe_html("".join(_outline_row(bar, escaped) for bar in bars))
+    names: dict[str, str] = {}
+    prefix = (at_prefix or "\0", esc(at_prefix))
+    return safe_html("".join(_outline_row(bar, names, prefix) for bar in bars))
