@@ -148,9 +148,10 @@ def post_erasure(principal: str, sessions: int) -> tuple[float, float, int]:
 def receipt_row(var: Path, receipt: int) -> tuple:
     with sqlite3.connect(var / "django.sqlite3") as db:
         return db.execute(
-            "SELECT e.status, e.sessions, e.messages, e.frame_dirs, e.verification, j.runs,"
-            " j.phase, e.detail, j.sessions FROM sessions_admin_erasure e JOIN sessions_admin_job j"
-            " ON j.id = e.job_id WHERE e.id = ?",
+            "SELECT e.status, a.sessions_deleted, a.messages_deleted, e.frame_dirs, e.verification,"
+            " j.runs, j.phase, e.detail, j.sessions FROM sessions_admin_erasure e"
+            " JOIN sessions_admin_job j ON j.id = e.job_id"
+            " JOIN sessions_admin_deletionaudit a ON a.id = e.audit_id WHERE e.id = ?",
             (receipt,),
         ).fetchone()
 

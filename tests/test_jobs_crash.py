@@ -197,8 +197,9 @@ def test_an_erasure_killed_anywhere_finishes_after_a_restart_with_a_true_receipt
     resumed_after = crash_and_restart(host, tmp_path, point, job_id)
     assert resumed_after < 60
     ((status, sessions, messages, state, dirs, sha, verification, detail),) = host.ours(
-        "SELECT status, sessions, messages, state_rows, frame_dirs, ids_sha256, verification,"
-        " detail FROM sessions_admin_erasure WHERE id = ?",
+        "SELECT e.status, a.sessions_deleted, a.messages_deleted, a.state_deleted, e.frame_dirs,"
+        " e.ids_sha256, e.verification, e.detail FROM sessions_admin_erasure e"
+        " JOIN sessions_admin_deletionaudit a ON a.id = e.audit_id WHERE e.id = ?",
         (receipt_id,),
     )
     assert status == "ok", detail

@@ -98,7 +98,9 @@ def test_a_receipts_audit_number_becomes_a_reference_and_a_dangling_one_stays_un
 
     assert Erasure.objects.get(pk=linked.pk).audit == DeletionAudit.objects.get(pk=audit.pk)
     assert DeletionAudit.objects.get(pk=audit.pk).receipt.pk == linked.pk
-    assert Erasure.objects.get(pk=dangling.pk).audit is None
+    # Since 0022 every receipt has an audit row: the dangling one got its own.
+    made = Erasure.objects.get(pk=dangling.pk).audit
+    assert made.pk != audit.pk and made.operation == "erase_principal" and made.actor == "t"
     with pytest.raises(ProtectedError):
         DeletionAudit.objects.get(pk=audit.pk).delete()  # a receipt keeps its audit
 
@@ -123,3 +125,38 @@ def test_the_ids_an_audit_lists_become_rows_found_by_an_index():
     assert audits_naming(["a\x00b"]) == 1 and audits_naming(["nope"]) == 0
     assert forget_session_ids(["a\x00b"], "erasure 1") == 1
     assert audits_naming(["a\x00b"]) == 0 and audits_naming(["s2"]) == 1
+
+
+def test_a_receipts_counts_move_to_its_audit_row_and_read_the_same():
+    old = migrate("0021_job_compacting")
+    user = old.get_model("auth", "User").objects.create(username="dpo")
+    audits, erasure = old.get_model(APP, "DeletionAudit"), old.get_model(APP, "Erasure")
+    earlier = timezone.now() - timedelta(days=3)
+    audit = audits.objects.create(actor="job", operation="erase_principal", sessions_deleted=1)
+    figures = dict(sessions=7, messages=70, state_rows=3, frame_bytes=4096, notes=2, labels=1,
+                   review_items=5)  # fmt: skip
+    linked = erasure.objects.create(
+        principal="user:a\u2400b", principal_key="x:757365723a610062", actor="dpo", user=user,
+        started_at=earlier, finished_at=earlier + timedelta(minutes=1), status="ok",
+        frame_dirs=4, audit=audit, **figures,
+    )  # fmt: skip
+    alone = erasure.objects.create(
+        principal="user:c", actor="cli", started_at=earlier, status="partial", detail="left: 1",
+        sessions=9, frame_dirs=2,
+    )  # fmt: skip
+
+    migrate(latest())
+
+    from sessions_admin.ourdata.erasures import Erasure
+
+    now_linked = Erasure.objects.get(pk=linked.pk)
+    assert now_linked.audit.pk == audit.pk
+    for name, value in figures.items():
+        assert getattr(now_linked, name) == value, name
+    assert (now_linked.actor, now_linked.user.username) == ("dpo", "dpo")
+    assert now_linked.started_at == earlier and now_linked.frame_dirs == 4
+    assert now_linked.finished_at == earlier + timedelta(minutes=1)
+    now_alone = Erasure.objects.get(pk=alone.pk)
+    assert (now_alone.sessions, now_alone.actor, now_alone.started_at) == (9, "cli", earlier)
+    assert now_alone.audit.outcome == "partial" and now_alone.frame_dirs == 2
+    assert now_alone.as_json()["erased"]["sessions"] == 9

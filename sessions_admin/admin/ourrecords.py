@@ -70,8 +70,8 @@ class ErasureAdmin(ReadOnlyAdmin):
         "receipt_link",
     )
     list_filter = ("status",)
-    search_fields = ("principal", "actor")
-    date_hierarchy = "started_at"
+    search_fields = ("principal", "audit__actor")
+    date_hierarchy = "audit__started_at"
 
     def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
         return [f.name for f in self.model._meta.fields]

@@ -19,7 +19,6 @@ A read-only store refuses before anything, with its sentence and no receipt
 from __future__ import annotations
 
 from django.db import transaction
-from django.utils import timezone
 
 from sessions_admin.deletion.audit import check_writable, start_audit
 from sessions_admin.deletion.results import Actor
@@ -104,15 +103,12 @@ def request_erasure(
             expected=sessions,
         )
         return Erasure.objects.create(
-            started_at=timezone.now(),
-            actor=actor.name[:200],
-            user=user,
             principal=shown,
             principal_key=encode_id(principal),
             reference=reference[:REFERENCE_CHARS],
             status=Erasure.Status.QUEUED,
             job=job,
-            audit_id=audit.pk,
+            audit=audit,
         )
 
 

@@ -19,11 +19,10 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from django.db import transaction
-from django.db.models import F
 from django.utils import timezone
 
 from sessions_admin.deletion import bulk
-from sessions_admin.deletion.audit import WrongStore, tallying
+from sessions_admin.deletion.audit import WrongStore, count_forgotten, tallying
 from sessions_admin.deletion.bulk import Pacer, whole_session_batches
 from sessions_admin.deletion.cascade import cascade_delete
 from sessions_admin.deletion.receipts import finish_clear_all, finish_erasure, gone_ids, side_before
@@ -348,15 +347,10 @@ def _settle_batch(run: Run) -> None:
     if gone.sessions:
         present = {exact_key(sid) for sid in existing_session_ids(ids)}
         left = [sid for sid in ids if exact_key(sid) not in present]
-        # What cascade_delete does after a commit, which the dead run may not have reached.
-        forgotten = review_forget.forget_sessions(left)
-        if run.erasing:  # the receipt counts what the review records lost here too
-            Erasure.objects.filter(job=job).update(
-                notes=F("notes") + forgotten.notes,
-                labels=F("labels") + forgotten.labels,
-                review_items=F("review_items") + forgotten.items,
-            )
-        else:
+        # What cascade_delete does after a commit, which the dead run may not have reached;
+        # the audit (and so the receipt) counts what the review records lost here too.
+        count_forgotten(review_forget.forget_sessions(left))
+        if not run.erasing:
             forget_sessions(left)
     _add_counts(job, gone)
     job.cursor = inflight["first"] - 1

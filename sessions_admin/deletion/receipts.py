@@ -97,20 +97,12 @@ def _forget_ours(principal: object, gone: list, receipt: Erasure) -> int:
         if forget_sessions([*gone, *leftover], hold_purges=True):
             break
         time.sleep(1 + attempt)
-    forgotten = review_forget.forget_sessions(gone)
-    count_forgotten(forgotten)
-    add_review_counts(receipt, forgotten)
+    # Counted on the audit row, whose counts the receipt reads.
+    count_forgotten(review_forget.forget_sessions(gone))
     # Who revealed what in these sessions goes too; the receipt keeps how many.
     receipt.reveals += Reveal.forget_sessions(gone, receipt.store_name)
     texts = [sid for sid in gone if isinstance(sid, str)]
     return forget_session_ids(texts, f"erasure {receipt.pk}")
-
-
-def add_review_counts(receipt: Erasure, forgotten: review_forget.Forgotten) -> None:
-    """What one forgetting took from our review records, added to the receipt's counts."""
-    receipt.notes += forgotten.notes
-    receipt.labels += forgotten.labels
-    receipt.review_items += forgotten.items
 
 
 def _describe(job: Job, left: Left) -> str:
@@ -139,6 +131,8 @@ def _status(job: Job, left: Left, erased: int) -> str:
 def finish_erasure(job: Job, listed: list[tuple[object, bool]]) -> list[models.Model]:
     """Forget, verify, and fill in the receipt and the audit row (saved by the caller)."""
     receipt = Erasure.objects.get(job=job)
+    # The job's audit row, counted now: the receipt reads who, when and what from it.
+    receipt.audit = _counted(job)
     principal = job.principal
     gone = gone_ids([sid for sid, _ in listed])
     carried = {exact_key(sid) for sid, carry in listed if carry}
@@ -146,11 +140,7 @@ def finish_erasure(job: Job, listed: list[tuple[object, bool]]) -> list[models.M
     before = receipt.verification.get("side_before", [0, 0])
     records = _forget_ours(principal, gone, receipt)
     left = verify(principal, gone)
-    receipt.sessions = job.sessions
-    receipt.messages = job.messages
-    receipt.state_rows = job.state_rows
     receipt.frame_dirs = job.frame_dirs + len(job.frame_entries)
-    receipt.frame_bytes = job.frame_bytes
     receipt.our_records = records
     receipt.index_entries = max(0, before[0] - left.kinds["index_entries"])
     receipt.rollup_rows = max(0, before[1] - left.kinds["rollup_rows"])
@@ -160,12 +150,10 @@ def finish_erasure(job: Job, listed: list[tuple[object, bool]]) -> list[models.M
     receipt.ids_sha256 = ids_digest(erased)
     receipt.status = _status(job, left, len(erased))
     receipt.detail = _describe(job, left)
-    receipt.finished_at = timezone.now()
     final: list[models.Model] = [receipt]
     if receipt.status == Erasure.Status.OK:
         final += _settle_earlier(receipt, erased, carried)
-    if job.audit is not None:
-        final.append(_audit_of(job, receipt))
+    final.append(_audit_of(receipt))
     return final
 
 
@@ -203,8 +191,8 @@ def _counted(job: Job) -> DeletionAudit:
     return audit
 
 
-def _audit_of(job: Job, receipt: Erasure) -> DeletionAudit:
-    audit = _counted(job)
+def _audit_of(receipt: Erasure) -> DeletionAudit:
+    audit = receipt.audit
     audit.outcome = {
         Erasure.Status.OK: Outcome.OK,
         Erasure.Status.REFUSED: Outcome.REFUSED,

@@ -16,7 +16,6 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Any
 
-from django.conf import settings
 from django.db import models
 
 from sessions_admin.ourdata.audit import DeletionAudit
@@ -58,6 +57,13 @@ def ids_digest(session_ids: Iterable[str | bytes]) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+class WithAudit(models.Manager):
+    """Receipts with their audit row, which holds who, when and the counts."""
+
+    def get_queryset(self) -> models.QuerySet:
+        return super().get_queryset().select_related("audit")
+
+
 class Erasure(models.Model):
     class Status(models.TextChoices):
         QUEUED = "queued", "Queued"
@@ -66,25 +72,16 @@ class Erasure(models.Model):
         PARTIAL = "partial", "Partly done"
         REFUSED = "refused", "Refused"
 
-    #: The store erased from (issue 20's point 7: several hosts may share this database).
+    #: The store erased from (several hosts may share this database).
     store_name = models.CharField(max_length=STORE_NAME_CHARS, default=current_store)
-    started_at = models.DateTimeField(db_index=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
-    user = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
-    )
-    actor = models.CharField(max_length=200, help_text="username, or the command that ran")
     #: The principal as pages show it (NUL as U+2400, which PostgreSQL's text cannot hold).
     principal = models.TextField()
     #: The principal exactly (:func:`~sessions_admin.ourdata.jobs.encode_id`): what
     #: receipts are found by, so ids that read alike never share a receipt.
     principal_key = models.TextField(default="", db_index=True)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.RUNNING)
-    sessions = models.PositiveBigIntegerField(default=0)
-    messages = models.PositiveBigIntegerField(default=0)
-    state_rows = models.PositiveBigIntegerField(default=0)
+    #: Directories removed and entries unlinked (the audit counts directories alone).
     frame_dirs = models.PositiveBigIntegerField(default=0)
-    frame_bytes = models.PositiveBigIntegerField(default=0)
     index_entries = models.PositiveBigIntegerField(default=0)
     rollup_rows = models.PositiveBigIntegerField(default=0)
     our_records = models.PositiveBigIntegerField(default=0)
@@ -96,35 +93,44 @@ class Erasure(models.Model):
     detail = models.TextField(blank=True)
     #: Ids whose frames directory could not be removed: the next run tries them again.
     pending_frames = ExactJSONField(default=list, blank=True)
-    #: The deletion audit row of the erasure; kept as long as the receipt is (PROTECT).
-    audit = models.OneToOneField(
-        DeletionAudit, null=True, blank=True, on_delete=models.PROTECT, related_name="receipt"
-    )
+    #: The erasure's deletion audit row: who, when, and the rows, bytes and review
+    #: records it took are the audit's (the properties below), never copied here.
+    audit = models.OneToOneField(DeletionAudit, on_delete=models.PROTECT, related_name="receipt")
     #: The job that carries the erasure out; its progress is the receipt's until it ends.
     job = models.OneToOneField(
         Job, null=True, blank=True, on_delete=models.SET_NULL, related_name="receipt"
     )
     #: The request this erasure answers (a ticket, a letter), as staff gave it; optional.
     reference = models.CharField(max_length=REFERENCE_CHARS, blank=True)
-    #: Review records about the erased sessions that went with them: notes deleted,
-    #: labels taken off, queue items marked as deleted (their verdict text cleared).
-    notes = models.PositiveBigIntegerField(default=0)
-    labels = models.PositiveBigIntegerField(default=0)
-    review_items = models.PositiveBigIntegerField(default=0)
     #: Records of hidden values revealed in the erased sessions, deleted (their count kept).
     reveals = models.PositiveBigIntegerField(default=0)
     #: Another receipt this run found nothing new beyond ("nothing left to erase").
     see_receipt = models.PositiveBigIntegerField(null=True, blank=True)
 
-    objects = OfThisStore.as_manager()
+    objects = WithAudit.from_queryset(OfThisStore)()
 
     class Meta:
-        ordering = ["-started_at", "-id"]
+        ordering = ["-id"]
         default_permissions = ("view",)
         permissions = [("erase_principal", "Can erase a principal's data")]
 
     def __str__(self) -> str:
         return f"Erasure of {self.principal!r} by {self.actor} ({self.get_status_display()})"
+
+    # What the audit row holds, read through it (one row, joined by the manager).
+    started_at = property(lambda self: self.audit.started_at)
+    finished_at = property(lambda self: self.audit.finished_at)
+    user = property(lambda self: self.audit.user)
+    actor = property(lambda self: self.audit.actor)
+    sessions = property(lambda self: self.audit.sessions_deleted)
+    messages = property(lambda self: self.audit.messages_deleted)
+    state_rows = property(lambda self: self.audit.state_deleted)
+    frame_bytes = property(lambda self: self.audit.frame_bytes_removed)
+    #: Review records about the erased sessions that went with them: notes deleted,
+    #: labels taken off, queue items marked as deleted (their verdict text cleared).
+    notes = property(lambda self: self.audit.notes_deleted)
+    labels = property(lambda self: self.audit.labels_removed)
+    review_items = property(lambda self: self.audit.review_items_marked)
 
     @classmethod
     def of_principal(cls, principal: object) -> models.QuerySet[Erasure]:

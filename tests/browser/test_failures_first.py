@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from django.utils import timezone
 
+from sessions_admin.ourdata.audit import DeletionAudit
 from sessions_admin.ourdata.erasures import Erasure
 from tests.conftest import STORE_DB
 
@@ -41,9 +42,13 @@ def test_failures_lead_from_every_tool_to_a_groups_calls(
 @STORE_DB
 def test_a_receipt_prints_alone(store, logged_in_page, live_server):
     now = timezone.now()
+    audit = DeletionAudit.objects.create(
+        actor="admin", operation="erase_principal", finished_at=now, sessions_deleted=2,
+        outcome="ok",
+    )  # fmt: skip
     receipt = Erasure.objects.create(
-        started_at=now, finished_at=now, actor="admin", principal="user:zed", status="ok",
-        sessions=2, verification={"sessions": 0}, reference="DSR-1",
+        principal="user:zed", status="ok", verification={"sessions": 0}, reference="DSR-1",
+        audit=audit,
     )  # fmt: skip
     page = logged_in_page
     page.goto(f"{live_server.url}/principals/erasures/{receipt.pk}/")
