@@ -124,7 +124,9 @@ def copy_home(source: Path, dest: Path) -> Path:
     if dest.exists():
         shutil.rmtree(dest)
     # Frames: only the principal's directories and the demo's are copied (small files).
-    shutil.copytree(source, dest, ignore=shutil.ignore_patterns("*.lock"))
+    # The copy is a store of its own: its data folder must not say it was made for the
+    # original's (store-identity.json), or every delete is refused as another store's.
+    shutil.copytree(source, dest, ignore=shutil.ignore_patterns("*.lock", "store-identity.json"))
     return dest
 
 
