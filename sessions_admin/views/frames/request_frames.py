@@ -32,6 +32,7 @@ from sessions_admin.views.frames.common import (
     whole_param,
 )
 from sessions_admin.views.frames.render import frame_rows, timeline_of
+from sessions_admin.views.frames_html import render_frame_rows
 
 #: Frames per page: enough to read a request at a glance, small enough to render fast.
 PAGE_FRAMES = 100
@@ -131,6 +132,7 @@ def request_frames_page(request: HttpRequest, session_id: str, request_id: str) 
         },
         "page": page,
         "rows": rows,
+        "rows_html": render_frame_rows(rows),
         "query": query,
         "kinds": sorted({f.kind for f in page.frames if f.kind}, key=str.casefold),
         "at_end_request": at_end,
@@ -201,7 +203,9 @@ def _tail(
         "session_id": session_id,
         "request_id": request_id,
         "page": page,
-        "rows": frame_rows(session_id, request_id, kept, has_session=session is not None, t0=None),
+        "rows_html": render_frame_rows(
+            frame_rows(session_id, request_id, kept, has_session=session is not None, t0=None)
+        ),
         "shrunk": result.shrunk,
         "tail_url": _tail_url(session_id, request_id, page, query, page.next_line_number),
         "check_url": request_url(
