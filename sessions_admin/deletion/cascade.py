@@ -46,11 +46,12 @@ def cascade_delete(
 
     ``forget=False`` hands the forgetting to the caller, who must forget every id
     returned once its batches end, failed or not: the side index and rollups
-    (:func:`~sessions_admin.ourdata.sync.forget_sessions`, one side transaction for
-    all batches instead of one each, since each FTS5 delete transaction rewrites
-    several MB of the index) and the review records
+    (:func:`~sessions_admin.ourdata.sync.forget_sessions`, in a few large side
+    transactions instead of one per batch, whose rollup cells and index pages the
+    sessions share) and the review records
     (:func:`~sessions_admin.ourdata.review.forget.forget_sessions`). An erasure job
-    does both in its last step, over every id it listed."""
+    forgets the side data beside its batches and both again in its last step, over
+    every id it listed."""
     refuse_wrong_store()  # our records of another store must never learn of these deletes
     started = time.perf_counter()
     counts, ids = delete_rows(

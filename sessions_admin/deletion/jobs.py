@@ -218,10 +218,12 @@ class SideForgetter:
     """An erasure's deleted ids, forgotten by the side index from a thread of its own
     while the next batches delete (the store and the side files are two databases).
 
-    A side transaction per ``FORGET_EVERY`` sessions: each FTS5 delete transaction
-    rewrites much of the index, so batch by batch would cost several times more.
-    Forgetting never raises; the job's last step forgets every id again, which finds
-    these gone already and settles whatever a busy side database left.
+    A side transaction per ``FORGET_EVERY`` sessions, since the rollup cells and index
+    pages a transaction writes are shared by the sessions of one erasure: batch by
+    batch would cost several times more. The search index's purges are held (the
+    job compacts it after its receipt). Forgetting never raises; the job's last step
+    forgets every id again, which finds these gone already and settles whatever a
+    busy side database left.
     """
 
     def __init__(self) -> None:
