@@ -3,8 +3,12 @@ over, another store's jobs never touched, the progress a page shows."""
 
 from __future__ import annotations
 
+import signal
 import subprocess
+import sys
+import time
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
 from django.utils import timezone
@@ -20,6 +24,7 @@ from sessions_admin.store.values import Undecodable, exact_key
 from sessions_admin.views.progress import job_sentence
 from tests.conftest import STORE_DB
 from tests.deletion_rows import ACTOR, fill
+from tests.prodserver import ROOT, clean_environment
 
 STORE_VALUES = st.one_of(
     st.text(),
@@ -168,3 +173,42 @@ def test_a_jobs_batches_commit_without_a_wait_each_and_are_flushed_before_it_mov
     assert seen[len(batches)] == ("flush", before)  # then one flush, the setting restored
     assert synchronous() == before
     assert sorted(p.name for p in store.path.parent.iterdir()) == folder  # no file of ours
+
+
+def _handles(pid: int, signum: int) -> bool:
+    """Whether the process has installed a handler for ``signum`` (Linux's SigCgt)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("SigCgt:"):
+            return bool(int(line.split()[1], 16) >> (signum - 1) & 1)
+    return False
+
+
+@STORE_DB
+def test_a_burst_of_stop_signals_stops_the_worker(store, tmp_path):
+    """Ctrl-C to the group and serve-with-sync's SIGTERM come at once: the worker's
+    handler must take no lock, or the second waits for the first for good."""
+    env = clean_environment(
+        DJANGO_SECRET_KEY="signals-" + "k" * 40,
+        AGENTS_HOST_HOME=str(store.home),
+        SESSIONS_ADMIN_VAR_DIR=str(tmp_path / "var"),
+        DJANGO_LOG_FORMAT="text",
+    )
+    worker = subprocess.Popen(
+        [sys.executable, "manage.py", "run_jobs", "--poll", "0.05", "-v0"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not (_handles(worker.pid, signal.SIGINT) and _handles(worker.pid, signal.SIGTERM)):
+            assert time.monotonic() < deadline and worker.poll() is None
+            time.sleep(0.05)
+        for _ in range(300):
+            worker.send_signal(signal.SIGINT)
+            worker.send_signal(signal.SIGTERM)
+        assert worker.wait(timeout=30) == 0
+    finally:
+        worker.kill()
+        worker.wait()

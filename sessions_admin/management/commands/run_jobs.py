@@ -10,7 +10,6 @@ jobs waiting now and exits.
 from __future__ import annotations
 
 import signal
-import threading
 
 from django.core.management.base import BaseCommand
 
@@ -26,14 +25,18 @@ class Command(BaseCommand):
             "--poll", type=float, default=1.0, help="seconds between looks when idle (default 1)"
         )
 
+    stopping = False
+
+    def _stop(self, signum: int, frame: object) -> None:
+        # A plain flag, as sync_index keeps: a handler must take no lock. With a
+        # threading.Event, Ctrl-C to the group and serve-with-sync's SIGTERM right
+        # after it interrupted the first handler inside Event.set, and the second
+        # waited for the lock the first held: the worker hung for good.
+        self.stopping = True
+
     def handle(self, *args, once: bool, poll: float, **options) -> None:
-        stop = threading.Event()
-
-        def stop_soon(signum, frame) -> None:
-            stop.set()
-
-        signal.signal(signal.SIGTERM, stop_soon)
-        signal.signal(signal.SIGINT, stop_soon)
-        done = work(stop.is_set, poll_s=max(0.05, poll), once=once)
+        signal.signal(signal.SIGTERM, self._stop)
+        signal.signal(signal.SIGINT, self._stop)
+        done = work(lambda: self.stopping, poll_s=max(0.05, poll), once=once)
         if options["verbosity"] > 0:
             self.stdout.write(f"run_jobs: {done} job{'s' if done != 1 else ''} finished")
