@@ -455,3 +455,38 @@ def test_a_hidden_value_across_a_heads_or_a_snippets_edge_never_shows_in_part(
         body = staff_client.get(page).content.decode()
         assert "carol" not in body and "example.org" not in body, page
         assert "[email · " in body or page.startswith("/tools/"), page
+
+
+#: Pieces of JSON text: plain words, near misses, secrets and the names of secret keys.
+_PIECES = st.sampled_from(
+    ["a", "x y", "1234", "42", "-", "_", "@", "ok", "max_tokens", "token", "Password", "note"]
+    + [s for _, s in SECRETS if "\n" not in s]
+    + NEAR_MISSES
+)
+_JSON_TEXT = st.lists(_PIECES, max_size=4).map(" ".join)
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | _JSON_TEXT,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_JSON_TEXT, inner, max_size=4),
+    max_leaves=12,
+)
+
+
+@hsettings(max_examples=300, deadline=None)
+@given(value=_JSON)
+def test_json_text_said_quiet_holds_nothing_a_walk_would_hide(value):
+    """The transcript skips walking a tool value whose text is quiet: sound only if the
+    walk would have changed nothing."""
+    active = _active()
+    raw = json.dumps(value, ensure_ascii=False)
+    if active.quiet_json(raw):
+        assert active.value(value, html=True) == value
+        assert active.value(value) == value
+
+
+def test_json_text_with_escapes_or_a_secret_is_never_said_quiet():
+    active = _active()
+    assert active.quiet_json('{"path": "/tmp/a", "n": 1}')
+    assert not active.quiet_json('{"password": "hunter2"}')
+    assert not active.quiet_json('{"to": "bob\\u0040example.com"}')  # an escaped "@"
+    assert not active.quiet_json('{"note": "\\n"}')
+    assert not active.quiet_json('{"mail": "a@example.com"}')

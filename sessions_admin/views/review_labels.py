@@ -102,8 +102,8 @@ def _new_label(request: HttpRequest) -> Label:
 
 
 def labels_context(request: HttpRequest, session_id: str) -> dict[str, Any]:
-    on = labels.labels_of_session(session_id)
-    every = labels.all_labels()  # one read for both lists below
+    every = labels.all_labels()  # one read for the three lists below
+    on = labels.labels_of_session(session_id, every)
     return {
         "session_labels": on,
         "label_choices": label_choices(every),

@@ -14,7 +14,7 @@ from collections.abc import Container, Mapping
 from dataclasses import dataclass
 from datetime import datetime, tzinfo
 from typing import Any
-from urllib.parse import quote, urlencode
+from urllib.parse import quote, quote_plus
 
 from django.urls import reverse
 from django.utils import timezone
@@ -22,7 +22,7 @@ from django.utils.safestring import SafeString
 
 from sessions_admin.ids import session_url
 from sessions_admin.markup import esc, safe_html
-from sessions_admin.masking import masked_html, masker
+from sessions_admin.masking import Masker, masked_html, masker
 from sessions_admin.store.queries import SessionRow
 from sessions_admin.store.values import OddValue
 from sessions_admin.templatetags.sessions_admin import (
@@ -37,12 +37,12 @@ TITLE_CHARS = 80
 _MUTED_DASH = '<span class="muted">—</span>'
 
 
-def _title(title: str | None) -> str:
+def _title(title: str | None, mask: Masker | None) -> str:
     if not title:
         return '<span class="muted">(untitled)</span>'
     if isinstance(title, OddValue):
         return odd_html(title)
-    return masked_html(title, masker(), TITLE_CHARS)
+    return masked_html(title, mask, TITLE_CHARS)
 
 
 def _unlinkable_row(row: SessionRow, now: datetime, tz: tzinfo) -> str:
@@ -81,7 +81,7 @@ def _turns(turns: int | str | None) -> str:
 def _actions(row: SessionRow, page: str, can_delete: bool, compare_url: str) -> str:
     """The row's menu: open the session, compare it, and (with the permission) delete it."""
     short = esc(short_id(row.id))
-    compare = esc(compare_url + "?" + urlencode({"a": row.id}))
+    compare = esc(f"{compare_url}?a={quote_plus(row.id)}")
     delete = ""
     if can_delete:
         url = esc(session_url(row.id, "delete", **{"from": "list"}))
@@ -143,6 +143,7 @@ class _Shared:
     can_delete: bool
     now: datetime
     tz: tzinfo
+    mask: Masker | None
 
 
 def _row(
@@ -165,7 +166,7 @@ def _row(
         f'<td><span class="id"><code title="{session_id}">{esc(short_id(row.id))}</code>'
         f'<button type="button" class="copy" data-copy="{session_id}" '
         f'aria-label="Copy id {session_id}">copy</button></span></td>'
-        f'<td class="title"><a href="{page}">{_title(row.title)}</a>'
+        f'<td class="title"><a href="{page}">{_title(row.title, shared.mask)}</a>'
         f"{_failed(failed)}{_frames_mark(row.id) if has_frames else ''}{_review_marks(mark)}</td>"
         f"<td>{_target(row.target_key, shared.list_url)}</td>"
         f"<td>{_shown(row.profile_key)}</td>"
@@ -195,6 +196,7 @@ def render_session_rows(
         can_delete,
         timezone.now(),
         timezone.get_current_timezone(),
+        masker(),
     )
     failed, marks = failed or {}, marks or {}
     return safe_html(

@@ -430,7 +430,9 @@ class MessageItems:
             block.mark, block.broken = "not valid JSON", True
             return block
         if isinstance(parsed.value, dict | list):
-            shown = self.mask.value(parsed.value, html=True) if self.mask else parsed.value
+            shown = parsed.value
+            if self.mask and not self.mask.quiet_json(value.text):
+                shown = self.mask.value(parsed.value, html=True)
             block.html = json_html.highlight(shown)
         else:
             block.mark = f"JSON {json_html.json_kind(parsed.value)}, not an object"

@@ -77,14 +77,14 @@ def label_named(name: str) -> Label | None:
     return Label.objects.filter(name=name).first()
 
 
-def labels_of_session(session_id: str) -> list[Label]:
-    return [
-        use.label
-        for use in SessionLabel.objects.of_this_store()
-        .filter(session_id=session_id)
-        .select_related("label")
-        .order_by("label__name")
-    ]
+def labels_of_session(session_id: str, every: list[Label] | None = None) -> list[Label]:
+    """The session's labels in name order; ``every`` (:func:`all_labels`), when the
+    caller has read it, saves building a label for each of them."""
+    uses = SessionLabel.objects.of_this_store().filter(session_id=session_id)
+    if every is None:
+        return [use.label for use in uses.select_related("label").order_by("label__name")]
+    on = set(uses.values_list("label_id", flat=True))
+    return [label for label in every if label.pk in on]
 
 
 def copies_of(keys: SortKeys | None) -> dict[str, int | None]:
