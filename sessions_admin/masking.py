@@ -209,6 +209,15 @@ class Masker:
             and self.quiet(raw)
         )
 
+    def quiet_texts(self, texts: list[str]) -> bool:
+        """None of ``texts`` holds a finding of any rule or one of our marks (True:
+        :meth:`text` returns each of them as it is, unless it is clipped). One
+        :meth:`quiet` test of them all joined: each test it makes of the whole holds
+        for every part (a list page's titles, tested once)."""
+        joined = "\x00".join(texts)
+        marked = OPEN in joined or CLOSE in joined or SPLIT in joined
+        return not marked and self.quiet(joined)
+
     def tag(self, rule: Rule, head: str, found: str, *, html: bool) -> str:
         digest = hmac.new(self.key, found.encode("utf-8", "surrogatepass"), hashlib.sha256)
         text = head if rule.check else f"{head} · {digest.hexdigest()[:4]}"

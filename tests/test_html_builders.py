@@ -14,6 +14,7 @@ import re
 
 from hypothesis import example, given, settings
 
+from sessions_admin.ids import session_url
 from sessions_admin.store.queries import SessionRow
 from sessions_admin.views import json_html
 from sessions_admin.views.notes_html import NoteLinks, ShownNote, jump_html, notes_beside_messages
@@ -93,6 +94,24 @@ def test_a_session_row_keeps_its_shape_whatever_its_text(text):
         return str(render_session_rows([row], can_delete=True, failed={"sess-1": 2}))
 
     same_shape_and_text(build, text)
+
+
+@settings(max_examples=80, deadline=None)
+@given(ANY_TEXT.filter(lambda t: "\x00" not in t))
+@example("")
+@example("..")
+@example("a/b?c#d&e")
+def test_a_session_rows_links_are_the_session_urls_whatever_its_id(session_id):
+    """The row builds its delete link on the session's own URL: the same URL
+    ``session_url`` gives, the query form (an empty id, dots) included."""
+    row = SessionRow(
+        id=session_id, target_key="t", profile_key="p", principal_id="u", title="x",
+        turn_count=3, created_at=1_764_000_000_000, last_active=1_764_000_000_000,
+    )  # fmt: skip
+    links = re.findall(r'href="([^"]*)"', str(render_session_rows([row], can_delete=True)))
+    links = [html.unescape(link) for link in links]
+    assert session_url(session_id) in links
+    assert session_url(session_id, "delete", **{"from": "list"}) in links
 
 
 @settings(max_examples=60, deadline=None)

@@ -490,3 +490,21 @@ def test_json_text_with_escapes_or_a_secret_is_never_said_quiet():
     assert not active.quiet_json('{"to": "bob\\u0040example.com"}')  # an escaped "@"
     assert not active.quiet_json('{"note": "\\n"}')
     assert not active.quiet_json('{"mail": "a@example.com"}')
+
+
+@hsettings(max_examples=200, deadline=None)
+@given(texts=st.lists(_JSON_TEXT | st.text(max_size=40), max_size=6))
+def test_texts_said_quiet_together_are_each_shown_as_they_are(texts):
+    """A list page tests its titles once, joined: sound only if each would have been
+    shown unchanged."""
+    active = _active()
+    if active.quiet_texts(texts):
+        for text in texts:
+            assert active.text(text, html=True) == text
+
+
+def test_texts_with_a_finding_or_a_mark_are_not_said_quiet():
+    active = _active()
+    assert active.quiet_texts(["Fix the deploy", "rollback 12"])
+    assert not active.quiet_texts(["Fix the deploy", "mail a@example.com"])
+    assert not active.quiet_texts(["a \ue000 b"])

@@ -20,9 +20,9 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.safestring import SafeString
 
-from sessions_admin.ids import session_url
+from sessions_admin.ids import needs_query_form, session_url
 from sessions_admin.markup import esc, safe_html
-from sessions_admin.masking import Masker, masked_html, masker
+from sessions_admin.masking import ELLIPSIS, Masker, masked_html, masker
 from sessions_admin.store.queries import SessionRow
 from sessions_admin.store.values import OddValue
 from sessions_admin.templatetags.sessions_admin import (
@@ -37,12 +37,14 @@ TITLE_CHARS = 80
 _MUTED_DASH = '<span class="muted">—</span>'
 
 
-def _title(title: str | None, mask: Masker | None) -> str:
+def _title(title: str | None, shared: _Shared) -> str:
     if not title:
         return '<span class="muted">(untitled)</span>'
     if isinstance(title, OddValue):
         return odd_html(title)
-    return masked_html(title, mask, TITLE_CHARS)
+    if shared.quiet_titles and not title.endswith(ELLIPSIS):
+        return masked_html(title, None, TITLE_CHARS)  # nothing in it to mask
+    return masked_html(title, shared.mask, TITLE_CHARS)
 
 
 def _unlinkable_row(row: SessionRow, now: datetime, tz: tzinfo) -> str:
@@ -78,23 +80,33 @@ def _turns(turns: int | str | None) -> str:
     return str(turns)
 
 
-def _actions(row: SessionRow, page: str, can_delete: bool, compare_url: str) -> str:
-    """The row's menu: open the session, compare it, and (with the permission) delete it."""
+def _delete_url(session_id: str, page: str) -> str:
+    """``session_url(session_id, "delete", from="list")``, built on the session's own URL
+    ``page`` when the id is in its path (a list row builds several links per session)."""
+    if needs_query_form(session_id):
+        return session_url(session_id, "delete", **{"from": "list"})
+    return f"{page}delete/?from=list"
+
+
+def _actions(row: SessionRow, url: str, can_delete: bool, compare_url: str) -> str:
+    """The row's menu: open the session (``url``), compare it, and (with the permission)
+    delete it."""
     short = esc(short_id(row.id))
     compare = esc(f"{compare_url}?a={quote_plus(row.id)}")
     delete = ""
     if can_delete:
-        url = esc(session_url(row.id, "delete", **{"from": "list"}))
+        delete_url = esc(_delete_url(row.id, url))
         # The dialog lands at the end of this cell, outside the menu (which closes),
         # so its form can still target "closest tr".
         delete = (
-            f'<a class="danger-item" href="{url}" hx-get="{url}" hx-target="closest td" '
+            f'<a class="danger-item" href="{delete_url}" hx-get="{delete_url}" '
+            'hx-target="closest td" '
             f'hx-swap="beforeend">Delete</a>'
         )
     return (
         '<details class="menu row-menu"><summary class="button small" '
         f'aria-label="Actions for session {short}" title="Actions">⋯</summary>'
-        f'<div class="menu-items"><a href="{page}">Open</a>'
+        f'<div class="menu-items"><a href="{esc(url)}">Open</a>'
         f'<a href="{compare}">Compare with…</a>{delete}</div></details>'
     )
 
@@ -144,6 +156,8 @@ class _Shared:
     now: datetime
     tz: tzinfo
     mask: Masker | None
+    #: The page's titles hold nothing to mask (one test of them all).
+    quiet_titles: bool
 
 
 def _row(
@@ -156,9 +170,10 @@ def _row(
     now, tz = shared.now, shared.tz
     if not row.linkable:
         return _unlinkable_row(row, now, tz)
-    page = esc(session_url(row.id))
+    url = session_url(row.id)
+    page = esc(url)
     session_id = esc(row.id)
-    actions = _actions(row, page, shared.can_delete, shared.compare_url)
+    actions = _actions(row, url, shared.can_delete, shared.compare_url)
     turns = _turns(row.turn_count)
     principal = principal_link_html(row.principal_id)
     return (
@@ -166,7 +181,7 @@ def _row(
         f'<td><span class="id"><code title="{session_id}">{esc(short_id(row.id))}</code>'
         f'<button type="button" class="copy" data-copy="{session_id}" '
         f'aria-label="Copy id {session_id}">copy</button></span></td>'
-        f'<td class="title"><a href="{page}">{_title(row.title, shared.mask)}</a>'
+        f'<td class="title"><a href="{page}">{_title(row.title, shared)}</a>'
         f"{_failed(failed)}{_frames_mark(row.id) if has_frames else ''}{_review_marks(mark)}</td>"
         f"<td>{_target(row.target_key, shared.list_url)}</td>"
         f"<td>{_shown(row.profile_key)}</td>"
@@ -190,13 +205,16 @@ def render_session_rows(
     """The rows; ``failed`` holds the failed tool calls of the sessions that had any,
     ``marks`` (by session id) each row's labels, notes and verdict, ``frames`` the
     sessions with activity frames on disk."""
+    active = masker()
+    titles = [row.title for row in rows if type(row.title) is str]
     shared = _Shared(
         reverse("sessions"),
         reverse("compare"),
         can_delete,
         timezone.now(),
         timezone.get_current_timezone(),
-        masker(),
+        active,
+        active is None or active.quiet_texts(titles),
     )
     failed, marks = failed or {}, marks or {}
     return safe_html(
