@@ -474,13 +474,14 @@ _JSON = st.recursive(
 @hsettings(max_examples=300, deadline=None)
 @given(value=_JSON)
 def test_json_text_said_quiet_holds_nothing_a_walk_would_hide(value):
-    """The transcript skips walking a tool value whose text is quiet: sound only if the
-    walk would have changed nothing."""
+    """The transcript skips masking a tool value whose text is quiet: sound only if
+    neither the walk of its value nor its text would have changed anything."""
     active = _active()
     raw = json.dumps(value, ensure_ascii=False)
     if active.quiet_json(raw):
         assert active.value(value, html=True) == value
         assert active.value(value) == value
+        assert active.text(raw, html=True) == raw  # nor as text
 
 
 def test_json_text_with_escapes_or_a_secret_is_never_said_quiet():

@@ -404,7 +404,9 @@ class MessageItems:
 
     def json_block(self, row: MessageRow, label: str, column: str, value: Value) -> JsonBlock:
         """A tool value: highlighted when it is a JSON object or array, else raw and marked."""
-        text = self.mask.text(value.text, html=True) if self.mask else value.text
+        # Quiet JSON text holds nothing to mask, as text or as the value it parses to.
+        quiet = self.mask is None or self.mask.quiet_json(value.text)
+        text = value.text if quiet else self.mask.text(value.text, html=True)
         block = JsonBlock(
             label=label,
             dom_id=f"value-{row.id}-{column}",
@@ -430,9 +432,7 @@ class MessageItems:
             block.mark, block.broken = "not valid JSON", True
             return block
         if isinstance(parsed.value, dict | list):
-            shown = parsed.value
-            if self.mask and not self.mask.quiet_json(value.text):
-                shown = self.mask.value(parsed.value, html=True)
+            shown = parsed.value if quiet else self.mask.value(parsed.value, html=True)
             block.html = json_html.highlight(shown)
         else:
             block.mark = f"JSON {json_html.json_kind(parsed.value)}, not an object"
