@@ -13,6 +13,7 @@ import json
 import re
 
 from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from sessions_admin.ids import session_url
 from sessions_admin.store.queries import SessionRow
@@ -94,6 +95,25 @@ def test_a_session_row_keeps_its_shape_whatever_its_text(text):
         return str(render_session_rows([row], can_delete=True, failed={"sess-1": 2}))
 
     same_shape_and_text(build, text)
+
+
+_JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3)
+    ),
+    max_leaves=10,
+)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(_JSON_VALUES, max_size=3))
+def test_highlighted_json_reads_as_json_dumps_with_an_indent(value):
+    """Numbers, strings, nesting: the highlight's text is ``json.dumps(indent=2)``."""
+    markup = str(json_html.highlight(value))
+    assert html.unescape(re.sub(r"<[^>]*>", "", markup)) == json.dumps(
+        value, indent=2, ensure_ascii=False
+    )
 
 
 @settings(max_examples=80, deadline=None)

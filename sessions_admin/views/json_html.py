@@ -43,6 +43,8 @@ def _scalar(value: Any) -> str:
         # encode_basestring is json.dumps(value, ensure_ascii=False) without its
         # encoder object: a page highlights a few thousand strings.
         return f'<span class="j-str">{esc(encode_basestring(value))}</span>'
+    if type(value) is int:  # json.dumps writes an int as str() does
+        return f'<span class="j-num">{value}</span>'
     if isinstance(value, int | float):
         return f'<span class="j-num">{esc(json.dumps(value))}</span>'
     return f'<span class="j-str">{esc(repr(value))}</span>'

@@ -197,7 +197,6 @@ def _tail(
     )
     page = result.page
     session = queries.get_session(session_id)
-    prompt, status, duration_ms = frames.request_summary(path)
     kept = [f for f in page.frames if query.keeps(f)] if query.active else page.frames
     context: dict[str, Any] = {
         "session_id": session_id,
