@@ -509,3 +509,25 @@ def test_texts_with_a_finding_or_a_mark_are_not_said_quiet():
     assert active.quiet_texts(["Fix the deploy", "rollback 12"])
     assert not active.quiet_texts(["Fix the deploy", "mail a@example.com"])
     assert not active.quiet_texts(["a \ue000 b"])
+
+
+@hsettings(max_examples=200, deadline=None)
+@given(content=_JSON_TEXT, args=_JSON, result=_JSON)
+def test_a_message_said_quiet_shows_every_value_as_it_is(content, args, result):
+    """The transcript tests a message's text and tool values once, together: sound only
+    if neither its text nor its values, as text or parsed, would have been masked."""
+    from sessions_admin.store.transcript import MessageRow, Value
+    from sessions_admin.views.transcript_items import MessageItems
+
+    items = MessageItems.__new__(MessageItems)  # only the masker is needed here
+    items.mask = active = _active()
+    texts = [json.dumps(args, ensure_ascii=False), json.dumps(result, ensure_ascii=False)]
+    row = MessageRow(
+        7, "tool", Value(content), "n", "i", None, None, Value(texts[0]), Value(texts[1]),
+        None, None, None, None, 0,
+    )  # fmt: skip
+    if items.quiet(row, content):
+        assert active.text(content, html=True) == content
+        for text, value in zip(texts, (args, result), strict=True):
+            assert active.text(text, html=True) == text
+            assert active.value(value, html=True) == value

@@ -342,17 +342,19 @@ class MessageItems:
             content = content_without_result(row.content.text, row.tool_result.text)
         else:
             content = row.content.text
-        item.content = self.mask.text(content, html=True) if self.mask else content
+        # Most messages hold nothing to mask: one test of all their text, not one a value.
+        quiet = self.quiet(row, content)
+        item.content = content if quiet else self.mask.text(content, html=True)
         has_tool = row.tool_name or row.tool_args is not None or row.tool_result is not None
         if row.role == "tool" or has_tool:
-            item.tool = self.tool_card(row, call_short)
+            item.tool = self.tool_card(row, call_short, quiet)
             if item.tool.status == "error":
                 classes += " has-error"
         item.classes = classes
         undecodable = undecodable_columns(row)
         if undecodable:
             item.undecodable = ", ".join(undecodable)
-        if self.can_reveal:
+        if self.can_reveal and not quiet:
             item.revealable = _masks_something(item)
         return item
 
@@ -375,13 +377,27 @@ class MessageItems:
             label = "result ↓" if pair.role == "tool" else "same call ↓"
         return PairLink(str(pair.id), pair.role, href, label)
 
-    def tool_card(self, row: MessageRow, call_short: str) -> ToolCard:
+    def quiet(self, row: MessageRow, content: str) -> bool:
+        """Nothing in the message's shown text or tool values needs masking (True also
+        when masking is off). Its tool values must be JSON text without escapes, so that
+        the values they parse to are as quiet as their text (:meth:`Masker.quiet_json`)."""
+        if self.mask is None:
+            return True
+        texts = [content]
+        for value in (row.tool_args, row.tool_result):
+            if value is not None:
+                if type(value.text) is not str or "\\" in value.text:
+                    return False
+                texts.append(value.text)
+        return type(content) is str and self.mask.quiet_texts(texts)
+
+    def tool_card(self, row: MessageRow, call_short: str, quiet: bool = False) -> ToolCard:
         blocks: list[JsonBlock] = []
         if row.tool_args is not None:
-            blocks.append(self.json_block(row, "args", "tool_args", row.tool_args))
+            blocks.append(self.json_block(row, "args", "tool_args", row.tool_args, quiet))
         error = False
         if row.tool_result is not None:
-            result = self.json_block(row, "result", "tool_result", row.tool_result)
+            result = self.json_block(row, "result", "tool_result", row.tool_result, quiet)
             blocks.append(result)
             error = result.error
         # An odd duration (text, a BLOB) is shown as what it is, never compared.
@@ -402,10 +418,13 @@ class MessageItems:
             blocks=blocks,
         )
 
-    def json_block(self, row: MessageRow, label: str, column: str, value: Value) -> JsonBlock:
-        """A tool value: highlighted when it is a JSON object or array, else raw and marked."""
+    def json_block(
+        self, row: MessageRow, label: str, column: str, value: Value, quiet: bool = False
+    ) -> JsonBlock:
+        """A tool value: highlighted when it is a JSON object or array, else raw and marked
+        (``quiet``: the message was found to hold nothing to mask)."""
         # Quiet JSON text holds nothing to mask, as text or as the value it parses to.
-        quiet = self.mask is None or self.mask.quiet_json(value.text)
+        quiet = quiet or self.mask is None or self.mask.quiet_json(value.text)
         text = value.text if quiet else self.mask.text(value.text, html=True)
         block = JsonBlock(
             label=label,
