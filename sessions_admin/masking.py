@@ -239,9 +239,12 @@ class Masker:
         if html and (OPEN in value or CLOSE in value or SPLIT in value):
             # Stored text cannot forge a tag: the marks are ours alone.
             value = value.replace(OPEN, "\ufffd").replace(CLOSE, "\ufffd").replace(SPLIT, "\ufffd")
-        if len(value) < SHORTEST or (self.quiet(value) and not clipped):
+        if len(value) < SHORTEST:
             return value
-        found = self.findings(value)
+        quiet = self.quiet(value)
+        if quiet and not clipped:
+            return value
+        found = [] if quiet else self.findings(value)
         if clipped:
             value = _without_partial(value, found[-1][1] if found else 0)
         return self._replaced(value, found, html=html)

@@ -531,3 +531,12 @@ def test_a_message_said_quiet_shows_every_value_as_it_is(content, args, result):
         for text, value in zip(texts, (args, result), strict=True):
             assert active.text(text, html=True) == text
             assert active.value(value, html=True) == value
+
+
+@hsettings(max_examples=300, deadline=None)
+@given(text=_JSON_TEXT | st.text(max_size=60))
+def test_text_said_quiet_holds_no_finding(text):
+    """What every quick test (a page's titles, a message, a clipped value) relies on."""
+    active = _active()
+    if active.quiet(text):
+        assert active.findings(text) == []
