@@ -55,3 +55,47 @@ def test_a_page_url_follows_a_new_url_map(settings):
         settings.ROOT_URLCONF = "sessions_admin.urls"
         clear_url_caches()
     assert page_url("sessions") == "/sessions/"
+
+
+def _time_html_as_it_was(value: int, now, zone) -> str:
+    """relative_time_html before its UTC shortcut: the hover text through exact_time."""
+    from sessions_admin.humanize import exact_time
+    from sessions_admin.store.timeutil import from_epoch_ms, in_zone
+    from sessions_admin.templatetags.sessions_admin import _relative
+
+    moment = from_epoch_ms(value)
+    exact = exact_time(in_zone(moment, zone))
+    return f'<time datetime="{moment.isoformat()}" title="{exact}">{_relative(moment, now)}</time>'
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    # From year 1 to 9999, and around now (where most stored times are).
+    value=st.integers(-62_135_596_800_000, 253_402_300_799_000)
+    | st.integers(1_700_000_000_000, 1_800_000_000_000),
+    zone_name=st.sampled_from(["UTC", "Etc/UTC", "Europe/Paris", "Asia/Kolkata", "fixed"]),
+)
+def test_a_time_reads_as_it_did_before_the_utc_shortcut(value, zone_name):
+    from datetime import UTC, datetime, timedelta, timezone
+    from zoneinfo import ZoneInfo
+
+    from sessions_admin.templatetags.sessions_admin import relative_time_html
+
+    zone = timezone(timedelta(0)) if zone_name == "fixed" else ZoneInfo(zone_name)
+    now = datetime(2026, 12, 4, 12, 0, tzinfo=UTC)
+    for tz in (zone, UTC):
+        assert relative_time_html(value, now, tz) == _time_html_as_it_was(value, now, tz)
+
+
+def test_a_stored_time_past_what_the_zone_can_read_is_shown_in_utc(settings):
+    """Year 9999 in Asia/Kolkata (+5:30) is past datetime's range: shown in UTC, not a 500."""
+    from datetime import UTC, datetime
+    from zoneinfo import ZoneInfo
+
+    from sessions_admin.templatetags.sessions_admin import abstime, relative_time_html
+
+    late = 253_402_281_000_000  # 9999-12-31 18:30 UTC
+    now = datetime(2026, 12, 4, tzinfo=UTC)
+    assert "9999-12-31 18:30:00.000 UTC" in relative_time_html(late, now, ZoneInfo("Asia/Kolkata"))
+    settings.TIME_ZONE = "Asia/Kolkata"
+    assert 'title="9999-12-31 18:30:00.000 UTC">9999-12-31 18:30:00<' in str(abstime(late))

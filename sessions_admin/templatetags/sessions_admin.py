@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterable
-from datetime import datetime, tzinfo
+from datetime import datetime, timedelta, tzinfo
 from urllib.parse import quote
 
 from django import template
@@ -25,7 +25,7 @@ from sessions_admin.ids import fleet_principal_url, principal_url
 from sessions_admin.ids import session_url as build_session_url
 from sessions_admin.markup import esc, linked_text, safe_html
 from sessions_admin.masking import masked_html, masker
-from sessions_admin.store.timeutil import from_epoch_ms
+from sessions_admin.store.timeutil import from_epoch_ms, in_zone
 from sessions_admin.store.values import OddValue, Undecodable
 
 register = template.Library()
@@ -161,10 +161,22 @@ def relative_time_html(
     moment = value if isinstance(value, datetime) else from_epoch_ms(value)
     if moment is None:
         return '<span class="muted">—</span>'
-    local = moment.astimezone(tz or timezone.get_current_timezone())
-    exact = exact_time(local)
+    iso = moment.isoformat()
+    zone = tz or timezone.get_current_timezone()
+    if _is_utc(zone) and moment.year >= 1000:
+        # The hover text is the ISO text's date and time (a list page shows 100 times).
+        exact = f"{iso[:10]} {iso[11:19]}.{moment.microsecond // 1000:03d} UTC"
+    else:
+        exact = exact_time(in_zone(moment, zone))
     label = _relative(moment, now or timezone.now())
-    return f'<time datetime="{moment.isoformat()}" title="{exact}">{label}</time>'
+    return f'<time datetime="{iso}" title="{exact}">{label}</time>'
+
+
+@functools.lru_cache(maxsize=16)
+def _is_utc(zone: tzinfo) -> bool:
+    """The zone is UTC itself (named so, never offset): times in it read as stored."""
+    probes = (datetime(2000, 1, 1), datetime(2000, 7, 1))
+    return all(zone.utcoffset(p) == timedelta(0) and zone.tzname(p) == "UTC" for p in probes)
 
 
 def odd_html(value: OddValue) -> str:
@@ -254,7 +266,7 @@ def abstime(epoch_ms: int | None, with_date: bool = True) -> SafeString | str:
     if moment is None:
         # A constant: format_html() with no arguments is refused by Django 6.
         return safe_html('<span class="muted">—</span>')
-    local = timezone.localtime(moment)
+    local = in_zone(moment, timezone.get_current_timezone())
     fmt = "%Y-%m-%d %H:%M:%S" if with_date else "%H:%M:%S"
     return safe_html(
         f'<time datetime="{esc(moment.isoformat())}" title="{esc(exact_time(local))}">'

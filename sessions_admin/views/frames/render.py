@@ -16,7 +16,7 @@ from django.utils import timezone
 from sessions_admin.humanize import clock_ms, duration, exact_time, file_size, signed_duration
 from sessions_admin.ids import session_url
 from sessions_admin.store import frames
-from sessions_admin.store.timeutil import from_epoch_ms
+from sessions_admin.store.timeutil import from_epoch_ms, in_zone
 from sessions_admin.templatetags.sessions_admin import short_id
 from sessions_admin.views.frames.common import request_url
 
@@ -43,7 +43,7 @@ def _clock(ts_ms: int | None) -> tuple[str, str, str] | None:
     moment = from_epoch_ms(ts_ms)
     if moment is None:
         return None
-    local = timezone.localtime(moment)
+    local = in_zone(moment, timezone.get_current_timezone())
     return moment.isoformat(), clock_ms(local), exact_time(local)
 
 
