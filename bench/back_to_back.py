@@ -154,6 +154,10 @@ def main() -> None:
         return
     if not args.commit or not args.bench:
         parser.error("name the commit and at least one --bench")
+    # Absolute: each side's benches run in its own checkout, where a relative path would
+    # name another folder (and the base would generate a store of its own there).
+    args.dir = args.dir.resolve()
+    args.side_index = args.side_index.resolve() if args.side_index else None
     args.dir.mkdir(parents=True, exist_ok=True)
     log = args.dir / f"run-{time.strftime('%Y%m%d-%H%M%S')}.log"
     run(args.commit, args.bench, args.rounds, args.dir, log, args.side_index)

@@ -277,18 +277,19 @@ def unlink_session_entry(root: Path, session_id: str) -> UnlinkedEntry | None:
 
 
 def standing(root: Path, session_ids: list) -> list[str]:
-    """The ids whose frame path has an entry of any kind under the root (one ``lstat``
-    each, nothing followed). An id that names no path of its own ("", ".", "..") is
-    left out; one the path checks would refuse ("a/b") stays in when something stands
-    there, so the caller reports it instead of passing over it."""
-    base = os.fspath(root)
+    """The ids whose frame path has an entry of any kind under the root (one existence
+    test each, nothing followed: a missing entry raises nothing, as ``lstat`` would). An
+    id that names no path of its own ("", ".", "..") is left out; one the path checks
+    would refuse ("a/b") stays in when something stands there, so the caller reports it
+    instead of passing over it."""
+    base = os.path.join(os.fspath(root), "")
     found = []
     for sid in session_ids:
         if not isinstance(sid, str) or sid in ("", ".", ".."):
             continue
         try:
-            if lstat_or_none(os.path.join(base, sid)) is not None:
+            if os.access(base + sid, os.F_OK, follow_symlinks=False):
                 found.append(sid)
-        except (OSError, ValueError):  # NUL in the id, a name too long: nothing stands there
+        except (OSError, ValueError):  # NUL in the id: nothing stands there
             continue
     return found
