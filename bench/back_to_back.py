@@ -101,6 +101,8 @@ def figure(bench: str, line: str) -> tuple[str, float] | None:
     parts = re.split(r"\s{2,}|\s\|\s", line.strip())
     label = parts[0]
     if bench == "bench_search":
+        if " | " in line:  # the row as it went, printed again in the table at the end
+            return None
         found = re.search(r"([\d.]+) / [\d.]+ ms", line)
         return (label, float(found.group(1))) if found else None
     if bench == "bench_sync":

@@ -11,6 +11,7 @@ LOG = """\
 --- bench_frames_views
   live-tail poll, nothing new (htmx)    20       2.00    2.07    2.49
 --- bench_search
+  list filter by principal (index) | 4.0 / 5.3 ms | 34 ms | < 10 ms | ok
   list filter by principal (index)          4.0 / 5.3 ms            34 ms  < 10 ms        ok
 --- bench_transcript
   ------  --------  ------  -------
