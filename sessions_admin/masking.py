@@ -20,7 +20,7 @@ import bisect
 import hashlib
 import hmac
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -195,28 +195,22 @@ class Masker:
             return False
         return not ('"' in value and ":" in value and _names_a_secret(value))
 
-    def quiet_json(self, raw: str) -> bool:
-        """The JSON text ``raw`` parses to a value with nothing to hide (True: walking it
-        with :meth:`value` would change nothing). Sound only without escapes: then every
-        key and string in it is a substring of ``raw``, and :meth:`quiet` of the whole
-        covers them all, secret keys included (a key is quoted in ``raw``)."""
-        return (
-            type(raw) is str
-            and "\\" not in raw
-            and OPEN not in raw
-            and CLOSE not in raw
-            and SPLIT not in raw
-            and self.quiet(raw)
-        )
-
-    def quiet_texts(self, texts: list[str]) -> bool:
-        """None of ``texts`` holds a finding of any rule or one of our marks (True:
-        :meth:`text` returns each of them as it is, unless it is clipped). One
-        :meth:`quiet` test of them all joined: each test it makes of the whole holds
-        for every part (a list page's titles, tested once)."""
-        joined = "\x00".join(texts)
+    def quiet_texts(self, texts: Sequence[str], json_texts: Sequence[str] = ()) -> bool:
+        """None of ``texts`` and ``json_texts`` holds a finding of any rule or one of our
+        marks (True: :meth:`text` returns each as it is, unless it is clipped, and
+        :meth:`value` each JSON text's parsed value). One :meth:`quiet` test of them all
+        joined: each test it makes of the whole holds for every part. A JSON text must be
+        without escapes: then every key and string it parses to is a substring of it (a
+        key quoted, which the secret-key test looks for)."""
+        if not all(type(raw) is str and "\\" not in raw for raw in json_texts):
+            return False
+        joined = "\x00".join([*texts, *json_texts])
         marked = OPEN in joined or CLOSE in joined or SPLIT in joined
         return not marked and self.quiet(joined)
+
+    def quiet_json(self, raw: str) -> bool:
+        """The JSON text ``raw`` and the value it parses to hold nothing to hide."""
+        return self.quiet_texts([], [raw])
 
     def tag(self, rule: Rule, head: str, found: str, *, html: bool) -> str:
         digest = hmac.new(self.key, found.encode("utf-8", "surrogatepass"), hashlib.sha256)

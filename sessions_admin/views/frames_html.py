@@ -86,16 +86,10 @@ def _trace(row: FrameRow) -> str:
     trace = row.frame.trace_id
     if not trace:
         return f'<td class="id">{MUTED_DASH}</td>'
-    pair = ""
-    if row.messages_url:
-        pair = (
-            f' <a class="pair" href="{_v(row.messages_url)}" '
-            f'title="Messages with trace {_v(trace)}">msgs</a>'
-        )
     return (
         f'<td class="id"><a href="{_v(row.trace_frames_url)}" '
         f'title="Only frames of trace {_v(trace)}"><code>{_v(row.trace_short)}</code></a>'
-        f"{pair}</td>"
+        f"{_messages_link(row.messages_url, 'trace', trace)}</td>"
     )
 
 
@@ -103,13 +97,15 @@ def _span(row: FrameRow) -> str:
     span = row.frame.span_id
     if not span:
         return f'<td class="id">{MUTED_DASH}</td>'
-    pair = ""
-    if row.span_messages_url:
-        pair = (
-            f' <a class="pair" href="{_v(row.span_messages_url)}" '
-            f'title="Messages with span {_v(span)}">msgs</a>'
-        )
+    pair = _messages_link(row.span_messages_url, "span", span)
     return f'<td class="id"><code title="{_v(span)}">{_v(row.span_short)}</code>{pair}</td>'
+
+
+def _messages_link(url: str, noun: str, ident: str) -> str:
+    """The link to the session's messages of this trace or span ("" without one)."""
+    if not url:
+        return ""
+    return f' <a class="pair" href="{_v(url)}" title="Messages with {noun} {_v(ident)}">msgs</a>'
 
 
 def _summary(row: FrameRow) -> str:

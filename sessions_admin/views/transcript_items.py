@@ -383,13 +383,8 @@ class MessageItems:
         the values they parse to are as quiet as their text (:meth:`Masker.quiet_json`)."""
         if self.mask is None:
             return True
-        texts = [content]
-        for value in (row.tool_args, row.tool_result):
-            if value is not None:
-                if type(value.text) is not str or "\\" in value.text:
-                    return False
-                texts.append(value.text)
-        return type(content) is str and self.mask.quiet_texts(texts)
+        values = [v.text for v in (row.tool_args, row.tool_result) if v is not None]
+        return type(content) is str and self.mask.quiet_texts([content], values)
 
     def tool_card(self, row: MessageRow, call_short: str, quiet: bool = False) -> ToolCard:
         blocks: list[JsonBlock] = []
